@@ -1,0 +1,3 @@
+from asyncrl.cli import main
+
+main()

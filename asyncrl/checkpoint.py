@@ -1,0 +1,52 @@
+"""Checkpoints: written atomically, read back with a clear error when missing or corrupt."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from asyncrl.errors import UserError
+
+FORMAT_VERSION = 1
+REQUIRED_KEYS = ("format", "model", "optimizer", "frames", "wall_time", "generation", "config")
+
+
+def checkpoint_path(run_dir: Path) -> Path:
+    return Path(run_dir) / "checkpoints" / "last.pt"
+
+
+def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` so that ``path`` holds either the old file or the whole new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save({"format": FORMAT_VERSION, **payload}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """Read a checkpoint; a missing, truncated or foreign file raises UserError."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"corrupt checkpoint {path}: {reason}") from None
+    if not isinstance(payload, dict) or any(k not in payload for k in REQUIRED_KEYS):
+        raise UserError(f"corrupt checkpoint {path}: not an asyncrl checkpoint")
+    if payload["format"] != FORMAT_VERSION:
+        raise UserError(f"checkpoint {path} has format {payload['format']}, "
+                        f"this asyncrl reads {FORMAT_VERSION}")
+    return payload

@@ -1,0 +1,177 @@
+"""``asyncrl``: compose the config with Hydra, check it, hand it to the launcher.
+
+Before Hydra creates a run directory the command line is composed once here and checked,
+so a typo, an unknown option or an impossible value ends in one line on stderr and leaves
+nothing on disk.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from importlib import resources
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from asyncrl.checkpoint import checkpoint_path, load_checkpoint
+from asyncrl.config import TrainConfig, register_schemas, validate
+from asyncrl.errors import UserError
+
+log = logging.getLogger("asyncrl")
+
+CONFIG_MODULE = "asyncrl.conf"
+# what may change when a run is resumed; the rest comes from the run's own config
+RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "log.", "eval.",
+                  "checkpoint.")
+EXIT_USER_ERROR = 2
+
+_exit_code = 0
+
+
+def main() -> None:
+    """Console entry point of ``asyncrl`` and ``python -m asyncrl``."""
+    register_schemas()
+    try:
+        sys.argv = [sys.argv[0], *prepare_arguments(sys.argv[1:])]
+    except UserError as err:
+        _fail(err)
+    _hydra_entry()
+    sys.exit(_exit_code)
+
+
+def _fail(err: UserError) -> None:
+    print(f"asyncrl: error: {err}", file=sys.stderr)
+    sys.exit(EXIT_USER_ERROR)
+
+
+def prepare_arguments(args: list[str]) -> list[str]:
+    """Check a single run's command line; add what resuming needs. Flags pass through."""
+    if any(a.startswith("-") for a in args):
+        return args  # --help, --cfg, -m ...: Hydra's own business
+    overrides = [a for a in args if not a.startswith(("hydra.", "hydra/"))]
+    resume = _resume_dir(overrides)
+    if resume is None:
+        validate(compose_config(overrides, as_object=True))
+        return args
+    cfg = resumed_config(resume, overrides)
+    validate(OmegaConf.to_object(cfg))
+    return [*args, f"hydra.run.dir={resume}", "hydra.output_subdir=null"]
+
+
+def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
+    """Compose ``conf/config.yaml`` with overrides; every Hydra/OmegaConf error -> UserError."""
+    from hydra import compose, initialize_config_module
+
+    try:
+        with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+            cfg = compose(config_name="config", overrides=list(overrides))
+            return OmegaConf.to_object(cfg) if as_object else cfg
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(describe_config_error(exc)) from None
+
+
+def describe_config_error(exc: BaseException) -> str:
+    """One line from Hydra's or OmegaConf's multi-line messages: what, then why."""
+    missing = re.search(r"Could not find '([^']+)'", str(exc))
+    if missing:
+        return describe_missing_option(missing.group(1))
+    parts: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(parts) < 3:
+        first = next((ln.strip() for ln in str(seen).splitlines() if ln.strip()), "")
+        if first and first not in parts and "$VALUE" not in first:
+            parts.append(first.rstrip("."))
+        seen = seen.__cause__ or seen.__context__
+    return ": ".join(parts) or type(exc).__name__
+
+
+def describe_missing_option(path: str) -> str:
+    """``env/atari/foo`` -> which group, which option, and what the group does offer."""
+    group, _, option = path.partition("/")
+    folder, _, _ = path.rpartition("/")
+    options = available_options(folder)
+    if not options:
+        options = available_options(group)
+        folder = group
+    listed = ", ".join(options[:10]) + (f", ... ({len(options)} in all)" if len(options) > 10
+                                         else "")
+    return f"unknown {group} option '{option}' (conf/{folder} has: {listed or 'nothing'})"
+
+
+def available_options(folder: str) -> list[str]:
+    """Config files (without .yaml) and subfolders under ``conf/<folder>``."""
+    root = resources.files(CONFIG_MODULE).joinpath(*folder.split("/"))
+    if not root.is_dir():
+        return []
+    names = []
+    for entry in root.iterdir():
+        if entry.name.startswith(("_", ".")):
+            continue
+        if entry.is_dir():
+            names.append(entry.name + "/")
+        elif entry.name.endswith(".yaml"):
+            names.append(entry.name[: -len(".yaml")])
+    return sorted(names)
+
+
+def _resume_dir(overrides: Sequence[str]) -> Path | None:
+    for item in overrides:
+        if item.startswith("resume="):
+            value = item.split("=", 1)[1]
+            if value in ("", "null"):
+                return None
+            return Path(value)
+    return None
+
+
+def resumed_config(resume: Path, overrides: Sequence[str]) -> DictConfig:
+    """The config a run was started with, plus the few keys a resume may change."""
+    if not resume.is_dir():
+        raise UserError(f"resume={resume}: no such run directory")
+    payload = load_checkpoint(checkpoint_path(resume))
+    changes = [o for o in overrides if not o.startswith("resume=")]
+    refused = [o for o in changes if not o.split("=", 1)[0].lstrip("+~").startswith(RESUMABLE_KEYS)]
+    if refused:
+        raise UserError(f"resume takes its config from {resume}; only "
+                        f"{', '.join(k.rstrip('.') for k in RESUMABLE_KEYS)} may change "
+                        f"(got {' '.join(refused)})")
+    try:
+        cfg = OmegaConf.merge(OmegaConf.structured(TrainConfig), payload["config"],
+                              OmegaConf.from_dotlist(changes))
+    except Exception as exc:
+        raise UserError(describe_config_error(exc)) from None
+    cfg.resume = str(resume)
+    return cfg  # type: ignore[return-value]
+
+
+def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
+    """Run one training job in ``run_dir``; returns the process exit code."""
+    from asyncrl.launcher import Launcher
+
+    payload = None
+    if cfg.resume:
+        run_dir = Path(cfg.resume)
+        cfg = resumed_config(run_dir, overrides)
+        payload = load_checkpoint(checkpoint_path(run_dir))
+        log.info("resuming %s from T=%d", run_dir, payload["frames"])
+    train_cfg = OmegaConf.to_object(cfg)
+    validate(train_cfg)
+    return Launcher(train_cfg, run_dir, payload).run()
+
+
+@hydra.main(version_base="1.3", config_path="pkg://asyncrl.conf", config_name="config")
+def _hydra_entry(cfg: DictConfig) -> None:
+    global _exit_code
+    hydra_cfg = HydraConfig.get()
+    try:
+        _exit_code = train(cfg, Path(hydra_cfg.runtime.output_dir), hydra_cfg.overrides.task)
+    except UserError as err:
+        _fail(err)

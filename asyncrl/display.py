@@ -1,0 +1,77 @@
+"""The console view of a run: frames done, speed, ETA, recent scores."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+
+@dataclass
+class Progress:
+    frames: int
+    total: int
+    frames_per_second: float
+    recent_score: float | None
+    episodes: int
+    last_eval: float | None
+    workers_alive: int
+    workers: int
+
+    def eta_seconds(self) -> float | None:
+        if self.frames_per_second <= 0:
+            return None
+        return max(0.0, (self.total - self.frames) / self.frames_per_second)
+
+    def line(self) -> str:
+        """One plain line, for logs and for consoles that are not terminals."""
+        score = "-" if self.recent_score is None else f"{self.recent_score:.2f}"
+        return (f"T={self.frames:,}/{self.total:,} ({100 * self.frames / self.total:.1f}%) "
+                f"{self.frames_per_second:,.0f} frames/s ETA {format_duration(self.eta_seconds())}"
+                f" episodes={self.episodes} recent score={score}")
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+class LiveDisplay:
+    """A rich live panel on a terminal; nothing at all when stdout is not one."""
+
+    def __init__(self, title: str, enabled: bool) -> None:
+        self.title = title
+        self.enabled = enabled and sys.stdout.isatty()
+        self._live: Live | None = None
+
+    def __enter__(self) -> LiveDisplay:
+        if self.enabled:
+            self._live = Live(Table(), console=Console(), refresh_per_second=2, transient=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.__exit__(None, None, None)
+
+    def show(self, p: Progress) -> None:
+        if self._live is None:
+            return
+        table = Table(title=self.title, show_header=False, box=None)
+        table.add_column(style="bold cyan")
+        table.add_column()
+        table.add_row("frames", f"{p.frames:,} / {p.total:,} ({100 * p.frames / p.total:.1f}%)")
+        table.add_row("speed", f"{p.frames_per_second:,.0f} frames/s")
+        table.add_row("ETA", format_duration(p.eta_seconds()))
+        score = "-" if p.recent_score is None else f"{p.recent_score:.2f}"
+        table.add_row("recent score", f"{score} (episodes: {p.episodes})")
+        if p.last_eval is not None:
+            table.add_row("last evaluation", f"{p.last_eval:.2f}")
+        table.add_row("workers", f"{p.workers_alive} / {p.workers} alive")
+        self._live.update(table)

@@ -1,0 +1,191 @@
+"""Evaluation: the live policy during training, or a saved checkpoint from the command line.
+
+    asyncrl-eval outputs/2026-11-25/10-00-00 --episodes 10 --video pong.gif
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import torch
+from omegaconf import OmegaConf
+from torch import nn
+
+from asyncrl import messages
+from asyncrl.checkpoint import checkpoint_path, load_checkpoint
+from asyncrl.config import TrainConfig
+from asyncrl.envs import make_env
+from asyncrl.errors import UserError
+from asyncrl.nets import build_model
+from asyncrl.seeding import derive_seed
+from asyncrl.shared import SharedState
+
+EVALUATOR_SEED_KEY = 10_000
+
+
+def play_episode(
+    model: nn.Module,
+    env: gym.Env,
+    generator: torch.Generator,
+    max_steps: int,
+    frames: list[Any] | None = None,
+) -> float:
+    """One whole episode with actions sampled from the policy; returns the raw score."""
+    obs, _ = env.reset()
+    score = 0.0
+    with torch.inference_mode():
+        for _ in range(max_steps):
+            if frames is not None:
+                frames.append(env.render())
+            logits, _ = model(torch.from_numpy(obs).unsqueeze(0))
+            action = int(torch.multinomial(logits.softmax(-1)[0], 1, generator=generator))
+            obs, reward, terminated, truncated, _ = env.step(action)
+            score += float(reward)
+            if terminated or truncated:
+                break
+    return score
+
+
+class Evaluator:
+    """Plays ``eval.episodes`` with a copy of the shared policy each ``eval.interval_frames``."""
+
+    def __init__(self, cfg: Any, shared: SharedState) -> None:
+        self.cfg = cfg
+        self.shared = shared
+        self.env = make_env(cfg.env)
+        seed = derive_seed(cfg.seed, EVALUATOR_SEED_KEY, shared.base_frames)
+        self.env.reset(seed=seed)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.model = build_model(cfg, self.env.observation_space, self.env.action_space)
+        self.max_steps = max(1, cfg.eval.max_episode_frames // _frame_skip(cfg))
+        self.interval = cfg.eval.interval_frames
+        self.next_at = self._boundary_after(shared.total_frames())
+
+    def _boundary_after(self, frames: int) -> int:
+        return (frames // self.interval + 1) * self.interval
+
+    def due(self, frames: int) -> bool:
+        return self.cfg.eval.episodes > 0 and frames >= self.next_at
+
+    def run(self, frames: int) -> tuple[Any, ...] | None:
+        """Evaluate now; returns the EVAL message, or None if stopped before any episode."""
+        self.next_at = self._boundary_after(frames)
+        self.model.load_state_dict(self.shared.model.state_dict())
+        scores = []
+        for _ in range(self.cfg.eval.episodes):
+            if self.shared.stopping():
+                break
+            scores.append(play_episode(self.model, self.env, self.generator, self.max_steps))
+        if not scores:
+            return None
+        return (messages.EVAL, frames, self.shared.wall_time(), scores)
+
+
+def evaluator_process(cfg: Any, shared: SharedState, outbox: Any) -> None:
+    """Entry point of the evaluator process; it runs beside the workers at a lower priority."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(1)
+    with contextlib.suppress(OSError):
+        os.nice(5)  # training comes first on a machine with as many workers as cores
+    evaluator = Evaluator(cfg, shared)
+    while not shared.stopping():
+        frames = shared.total_frames()
+        if frames >= cfg.total_frames:
+            break
+        if not evaluator.due(frames):
+            time.sleep(0.2)
+            continue
+        message = evaluator.run(frames)
+        if message is not None:
+            outbox.put(message)
+
+
+def _frame_skip(cfg: Any) -> int:
+    return int(getattr(cfg.env, "frame_skip", 1))
+
+
+def load_policy(source: Path) -> tuple[Any, nn.Module, dict[str, Any]]:
+    """Config and model of a run directory or a checkpoint file."""
+    path = source if source.is_file() else checkpoint_path(source)
+    payload = load_checkpoint(path)
+    schema = OmegaConf.structured(TrainConfig)
+    cfg = OmegaConf.to_object(OmegaConf.merge(schema, payload["config"]))
+    env = make_env(cfg.env)  # type: ignore[union-attr]
+    model = build_model(cfg, env.observation_space, env.action_space)
+    model.load_state_dict(payload["model"])
+    env.close()
+    return cfg, model, payload
+
+
+def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
+    import imageio.v3 as iio
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".gif":
+        iio.imwrite(path, frames, duration=1000 / fps, loop=0)
+    else:
+        iio.imwrite(path, frames, fps=fps)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="asyncrl-eval", description="Evaluate a saved asyncrl checkpoint."
+    )
+    parser.add_argument("source", type=Path, help="a run directory or a checkpoint .pt file")
+    parser.add_argument("--episodes", type=int, default=10, help="episodes to play (default 10)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the evaluation episodes")
+    parser.add_argument("--video", type=Path, default=None,
+                        help="record the first episode to this .gif (or .mp4 with imageio-ffmpeg)")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="write the scores as JSON here (default: RUN/evaluation.json)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    try:
+        sys.exit(evaluate(args))
+    except UserError as err:
+        print(f"asyncrl-eval: error: {err}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    if args.episodes < 1:
+        raise UserError(f"--episodes {args.episodes}: need at least 1 episode")
+    if not args.source.exists():
+        raise UserError(f"no run directory or checkpoint at {args.source}")
+    torch.set_num_threads(1)
+    cfg, model, payload = load_policy(args.source)
+    env = make_env(cfg.env, render_mode="rgb_array" if args.video else None)
+    env.reset(seed=args.seed)
+    generator = torch.Generator().manual_seed(args.seed)
+    max_steps = max(1, cfg.eval.max_episode_frames // _frame_skip(cfg))
+    scores = []
+    for episode in range(args.episodes):
+        frames: list[Any] | None = [] if args.video and episode == 0 else None
+        scores.append(play_episode(model, env, generator, max_steps, frames))
+        print(f"episode {episode + 1}/{args.episodes}: score {scores[-1]:g}")
+        if frames is not None:
+            write_video(frames, args.video)
+            print(f"video of episode 1: {args.video}")
+    mean = sum(scores) / len(scores)
+    print(f"mean score over {len(scores)} episodes: {mean:g} (checkpoint at T={payload['frames']})")
+    run_dir = args.source if args.source.is_dir() else args.source.parent.parent
+    out = args.output or run_dir / "evaluation.json"
+    out.write_text(json.dumps({"frames": payload["frames"], "scores": scores, "mean": mean},
+                              indent=2) + "\n")
+    return 0

@@ -1,0 +1,310 @@
+"""Starts the workers around one shared model, watches them, and writes what the run leaves.
+
+The launcher owns the run directory: workers only send messages (episodes, metric means,
+errors) and the launcher turns them into files, TensorBoard points, checkpoints and the
+console view. It never waits on a worker without a timeout, so a dead or stuck worker
+cannot hang the run.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.multiprocessing as mp
+from omegaconf import OmegaConf
+
+from asyncrl import messages
+from asyncrl.checkpoint import checkpoint_path, save_checkpoint
+from asyncrl.display import LiveDisplay, Progress
+from asyncrl.envs import make_env
+from asyncrl.evaluate import Evaluator, evaluator_process
+from asyncrl.nets import build_model
+from asyncrl.optim import build_optimizer
+from asyncrl.plots import plot_learning_curve
+from asyncrl.recorder import Recorder
+from asyncrl.seeding import seed_everything
+from asyncrl.shared import SharedState
+from asyncrl.worker import WorkerSpec, run_worker, worker_process
+
+log = logging.getLogger(__name__)
+
+START_METHOD = "spawn"  # explicit: fork would copy the launcher's threads and locks
+JOIN_TIMEOUT_S = 15.0
+PROGRESS_LOG_EVERY_S = 30.0
+
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+
+
+class RunFailed(Exception):
+    """A worker kept dying; the message says which and why."""
+
+
+@dataclass
+class Supervision:
+    """Worker processes by slot, and how often each slot has been restarted."""
+
+    processes: dict[int, Any] = field(default_factory=dict)
+    restarts: dict[int, int] = field(default_factory=dict)
+    reasons: dict[int, str] = field(default_factory=dict)
+    evaluator: Any = None
+
+
+def config_container(cfg: Any) -> dict[str, Any]:
+    return OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)  # type: ignore[return-value]
+
+
+class Launcher:
+    """One training run: ``Launcher(cfg, run_dir, resume_from).run()`` returns an exit code."""
+
+    def __init__(self, cfg: Any, run_dir: Path, resume_from: dict[str, Any] | None = None):
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.generation = 0
+        seed_everything(cfg.seed)
+        probe = make_env(cfg.env)
+        model = build_model(cfg, probe.observation_space, probe.action_space)
+        probe.close()
+        optimizer = build_optimizer(cfg.optimizer, model.parameters())
+        self.shared = SharedState.create(model, optimizer, cfg.workers)
+        if resume_from is not None:
+            self._restore(resume_from)
+        self.recorder: Recorder | None = None
+        self._queue: Any = None
+        self._last_progress = (time.monotonic(), self.shared.total_frames())
+        self._speed = 0.0
+        self._last_log = 0.0
+        self._last_checkpoint = (time.monotonic(), self.shared.total_frames())
+
+    def _restore(self, payload: dict[str, Any]) -> None:
+        self.shared.model.load_state_dict(payload["model"])
+        self.shared.optimizer.load_state_dict(payload["optimizer"])
+        self.shared.base_frames = int(payload["frames"])
+        self.shared.wall_offset = float(payload["wall_time"])
+        self.generation = int(payload["generation"]) + 1
+        if "torch_rng" in payload:
+            torch.set_rng_state(payload["torch_rng"])
+
+    # ---- the run ---------------------------------------------------------------------------
+
+    def run(self) -> int:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(OmegaConf.create(config_container(self.cfg)), self.run_dir / "config.yaml")
+        self.recorder = Recorder(self.run_dir, self.cfg.log.tensorboard, self.cfg.log.score_window)
+        title = f"asyncrl {self.cfg.algo.name} on {self._env_name()} ({self.cfg.workers} workers)"
+        log.info("%s: T=%d of %d frames; outputs in %s", title, self.shared.total_frames(),
+                 self.cfg.total_frames, self.run_dir)
+        previous_term = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        code = EXIT_OK
+        supervision = Supervision()
+        self.display = LiveDisplay(title, self.cfg.log.progress)
+        with self.display:
+            try:
+                if self.cfg.serial:
+                    self._run_serial()
+                else:
+                    self._run_processes(supervision)
+            except KeyboardInterrupt:
+                log.warning("interrupted: stopping the workers and saving a checkpoint")
+                code = EXIT_INTERRUPTED
+            except RunFailed as failure:
+                log.error("%s", failure)
+                code = EXIT_FAILED
+            finally:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the shutdown finish its writes
+                self._shutdown(supervision)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                signal.signal(signal.SIGTERM, previous_term)
+        return code
+
+    def _env_name(self) -> str:
+        env = self.cfg.env
+        return f"{env.family}/{getattr(env, 'game', None) or getattr(env, 'id', '?')}"
+
+    def _run_serial(self) -> None:
+        outbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        evaluator = Evaluator(self.cfg, self.shared) if self.cfg.eval.episodes > 0 else None
+
+        def tick() -> None:
+            self._drain(outbox, timeout=0.0)
+            frames = self.shared.total_frames()
+            if evaluator is not None and evaluator.due(frames):
+                message = evaluator.run(frames)
+                if message is not None:
+                    self._handle(message)
+            self._periodic(alive=1)
+
+        run_worker(WorkerSpec(0, 0, self.generation), self.cfg, self.shared, outbox, tick=tick)
+        self._drain(outbox, timeout=0.0)
+
+    def _run_processes(self, sup: Supervision) -> None:
+        ctx = mp.get_context(START_METHOD)
+        self._queue = ctx.Queue()
+        self._ctx = ctx
+        for slot in range(self.cfg.workers):
+            sup.restarts[slot] = 0
+            self._start_worker(sup, slot)
+        if self.cfg.eval.episodes > 0:
+            sup.evaluator = ctx.Process(target=evaluator_process, name="asyncrl-evaluator",
+                                        args=(self.cfg, self.shared, self._queue), daemon=True)
+            sup.evaluator.start()
+        while True:
+            self._drain(self._queue, timeout=0.2, sup=sup)
+            if self.shared.total_frames() >= self.cfg.total_frames:
+                return
+            self._supervise(sup)
+            alive = sum(p.is_alive() for p in sup.processes.values())
+            if alive == 0:
+                return  # every worker finished on its own
+            self._periodic(alive)
+
+    def _start_worker(self, sup: Supervision, slot: int) -> None:
+        spec = WorkerSpec(slot, sup.restarts[slot], self.generation)
+        process = self._ctx.Process(target=worker_process, name=f"asyncrl-worker-{slot}",
+                                    args=(spec, self.cfg, self.shared, self._queue), daemon=True)
+        process.start()
+        sup.processes[slot] = process
+
+    def _supervise(self, sup: Supervision) -> None:
+        """Restart a worker that died, up to ``max_worker_restarts`` times, else stop the run."""
+        for slot, process in list(sup.processes.items()):
+            if process.is_alive() or process.exitcode == 0:
+                continue
+            reason = sup.reasons.pop(slot, None) or _describe_exit(process.exitcode)
+            if sup.restarts[slot] >= self.cfg.max_worker_restarts:
+                raise RunFailed(f"worker {slot} died ({reason}) after "
+                                f"{sup.restarts[slot]} restarts; stopping the run")
+            sup.restarts[slot] += 1
+            log.warning("worker %d died (%s); restarting it (%d/%d)", slot, reason,
+                        sup.restarts[slot], self.cfg.max_worker_restarts)
+            self._start_worker(sup, slot)
+
+    # ---- messages and bookkeeping ------------------------------------------------------
+
+    def _drain(self, source: Any, timeout: float, sup: Supervision | None = None) -> None:
+        """Handle every message waiting; wait up to ``timeout`` for the first one."""
+        try:
+            message = source.get(timeout=timeout) if timeout > 0 else source.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            self._handle(message, sup)
+            try:
+                message = source.get_nowait()
+            except queue.Empty:
+                return
+
+    def _handle(self, message: tuple[Any, ...], sup: Supervision | None = None) -> None:
+        assert self.recorder is not None
+        kind = message[0]
+        if kind == messages.EPISODE:
+            _, worker, frames, wall, score, length = message
+            self.recorder.episode(worker, frames, wall, score, length)
+        elif kind == messages.UPDATES:
+            _, worker, frames, stats = message
+            self.recorder.update(worker, frames, self.shared.wall_time(), stats)
+        elif kind == messages.EVAL:
+            _, frames, wall, scores = message
+            self.recorder.evaluation(frames, wall, scores)
+            log.info("evaluation at T=%d: mean score %.2f over %d episodes", frames,
+                     sum(scores) / len(scores), len(scores))
+        elif kind == messages.ERROR:
+            _, worker, reason, trace = message
+            log.error("worker %d raised %s\n%s", worker, reason, trace)
+            if sup is not None:
+                sup.reasons[worker] = reason
+
+    def _periodic(self, alive: int) -> None:
+        now = time.monotonic()
+        start, frames_then = self._last_progress
+        if now - start >= self.cfg.log.interval_seconds:
+            frames = self.shared.total_frames()
+            self._speed = (frames - frames_then) / (now - start)
+            self._last_progress = (now, frames)
+            assert self.recorder is not None
+            self.recorder.speed(frames, self._speed)
+            progress = self._progress(alive)
+            self.display.show(progress)
+            if now - self._last_log >= PROGRESS_LOG_EVERY_S:
+                self._last_log = now
+                log.info("%s", progress.line())
+        when, at_frames = self._last_checkpoint
+        frames = self.shared.total_frames()
+        if (frames - at_frames >= self.cfg.checkpoint.interval_frames
+                or now - when >= self.cfg.checkpoint.interval_seconds):
+            self._save_checkpoint()
+
+    def _progress(self, alive: int) -> Progress:
+        assert self.recorder is not None
+        return Progress(frames=self.shared.total_frames(), total=self.cfg.total_frames,
+                        frames_per_second=self._speed, recent_score=self.recorder.recent_mean(),
+                        episodes=self.recorder.episode_count, last_eval=self.recorder.last_eval,
+                        workers_alive=alive, workers=self.cfg.workers)
+
+    def _save_checkpoint(self) -> Path:
+        frames = self.shared.total_frames()
+        path = checkpoint_path(self.run_dir)
+        save_checkpoint(path, {
+            "model": {k: v.detach().clone() for k, v in self.shared.model.state_dict().items()},
+            "optimizer": self.shared.optimizer.state_dict(),
+            "frames": frames,
+            "wall_time": self.shared.wall_time(),
+            "generation": self.generation,
+            "config": config_container(self.cfg),
+            "torch_rng": torch.get_rng_state(),
+        })
+        self._last_checkpoint = (time.monotonic(), frames)
+        return path
+
+    # ---- shutdown ------------------------------------------------------------------------
+
+    def _shutdown(self, sup: Supervision) -> None:
+        """Stop every process (politely, then by force), save, plot, close files."""
+        self.shared.request_stop()
+        processes = [*sup.processes.values()] + ([sup.evaluator] if sup.evaluator else [])
+        deadline = time.monotonic() + JOIN_TIMEOUT_S
+        # keep draining while joining: a process with queued messages cannot exit before
+        # they are read
+        while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
+            self._drain(self._queue, timeout=0.1)
+        for process in processes:
+            if process.is_alive():
+                log.warning("%s did not stop in %.0f s; terminating it", process.name,
+                            JOIN_TIMEOUT_S)
+                process.terminate()
+                process.join(2.0)
+                if process.is_alive():
+                    process.kill()
+                    process.join(2.0)
+        if self._queue is not None:
+            self._drain(self._queue, timeout=0.0)
+        if self.recorder is None:
+            return
+        path = self._save_checkpoint()
+        self.display.show(self._progress(alive=0))
+        self.recorder.close()
+        plot_learning_curve(self.run_dir, f"{self.cfg.algo.name} on {self._env_name()}",
+                            self.cfg.log.score_window)
+        log.info("T=%d frames; checkpoint %s; outputs in %s", self.shared.total_frames(), path,
+                 self.run_dir)
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _describe_exit(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "still running"
+    if exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit code {exitcode}"

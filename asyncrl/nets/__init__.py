@@ -1,0 +1,31 @@
+"""Torsos and heads, and the one function that builds a model from config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+from torch import nn
+
+from asyncrl.nets.actor_critic import ActorCritic
+from asyncrl.nets.torsos import ConvTorso, MLPTorso
+
+
+def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
+    """Conv torso for image stacks (C, H, W), MLP torso for flat vectors."""
+    shape = observation_space.shape
+    if shape is None:
+        raise ValueError("observation space has no shape")
+    if len(shape) == 3:
+        return ConvTorso(shape, hidden=net_cfg.hidden)
+    if len(shape) == 1:
+        return MLPTorso(shape[0], layers=list(net_cfg.mlp_layers), hidden=net_cfg.hidden)
+    raise ValueError(f"no torso for observations of shape {shape}")
+
+
+def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space) -> nn.Module:
+    """The model ``cfg.algo`` learns, on the torso ``cfg.network`` names."""
+    if not isinstance(action_space, gym.spaces.Discrete):
+        raise ValueError(f"network={cfg.network.name} needs discrete actions, got {action_space}")
+    torso = build_torso(cfg.network, observation_space)
+    return ActorCritic(torso, int(action_space.n))

@@ -1,0 +1,48 @@
+"""Feature extractors shared by the policy and value heads."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class ConvTorso(nn.Module):
+    """The paper's torso: conv 16x8x8/4, conv 32x4x4/2, fc, ReLU after each (Supp. 8).
+
+    Takes uint8 frames and scales them here, so rollouts store 1 byte per pixel.
+    """
+
+    def __init__(self, input_shape: tuple[int, ...], hidden: int = 256) -> None:
+        super().__init__()
+        channels, height, width = input_shape
+        self.conv = nn.Sequential(
+            nn.Conv2d(channels, 16, kernel_size=8, stride=4),
+            nn.ReLU(),
+            nn.Conv2d(16, 32, kernel_size=4, stride=2),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        with torch.no_grad():
+            flat = self.conv(torch.zeros(1, channels, height, width)).shape[1]
+        self.fc = nn.Sequential(nn.Linear(flat, hidden), nn.ReLU())
+        self.output_size = hidden
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.conv(obs.float() * (1.0 / 255.0)))
+
+
+class MLPTorso(nn.Module):
+    """Fully connected ReLU layers for vector observations."""
+
+    def __init__(self, input_size: int, layers: list[int], hidden: int = 256) -> None:
+        super().__init__()
+        modules: list[nn.Module] = []
+        size = input_size
+        for width in [*layers, hidden]:
+            modules += [nn.Linear(size, width), nn.ReLU()]
+            size = width
+        self.net = nn.Sequential(*modules)
+        self.output_size = hidden
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs.float())

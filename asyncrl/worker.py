@@ -1,0 +1,182 @@
+"""The actor-learner loop of one worker (paper, Algorithm S3), run in its own process.
+
+    repeat
+        sync local theta' <- shared theta
+        act up to t_max steps with pi(.|s; theta'), or until a terminal state
+        R <- 0 at a terminal, else V(s_t; theta')
+        accumulate gradients of the segment's loss; clip their norm
+        step the shared optimizer with them; T <- T + frames played
+    until T >= total_frames
+
+Acting runs under inference_mode and the loss is recomputed afterwards as one batched
+forward over the segment: keeping t_max separate autograd graphs costs about 3x more.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from asyncrl import messages
+from asyncrl.algos.a3c import a3c_loss
+from asyncrl.algos.returns import discounted_returns
+from asyncrl.envs import frames_per_step, learning_terminal, make_env
+from asyncrl.nets import build_model
+from asyncrl.optim import annealed_lr
+from asyncrl.seeding import derive_seed
+from asyncrl.shared import SharedState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Who this worker is: its slot, how many times it was restarted, which resume it is in."""
+
+    worker_id: int
+    restart: int = 0
+    generation: int = 0
+
+    def seed(self, run_seed: int) -> int:
+        return derive_seed(run_seed, self.worker_id, self.restart, self.generation)
+
+
+class MetricsAccumulator:
+    """Sums per-update statistics and hands out their means once per interval."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.sums: dict[str, float] = {}
+        self.count = 0
+        self.last = time.monotonic()
+        self.frames_at_last = 0
+
+    def add(self, stats: dict[str, float]) -> None:
+        for key, value in stats.items():
+            self.sums[key] = self.sums.get(key, 0.0) + value
+        self.count += 1
+
+    def due(self) -> bool:
+        return self.count > 0 and time.monotonic() - self.last >= self.interval
+
+    def flush(self) -> dict[str, float]:
+        means = {key: value / self.count for key, value in self.sums.items()}
+        means["updates"] = float(self.count)
+        self.sums, self.count, self.last = {}, 0, time.monotonic()
+        return means
+
+
+def worker_process(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any) -> None:
+    """Entry point of a worker process: owns nothing shared but what ``shared`` holds."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher decides when we stop
+    logging.basicConfig(level=logging.INFO, format=f"[worker {spec.worker_id}] %(message)s")
+    torch.set_num_threads(1)
+    try:
+        run_worker(spec, cfg, shared, outbox, parent_pid=os.getppid())
+    except Exception as exc:  # the launcher reports it and decides about a restart
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        outbox.put((messages.ERROR, spec.worker_id, reason, traceback.format_exc()))
+        raise SystemExit(1) from exc
+
+
+def run_worker(
+    spec: WorkerSpec,
+    cfg: Any,
+    shared: SharedState,
+    outbox: Any,
+    parent_pid: int | None = None,
+    tick: Callable[[], None] | None = None,
+) -> None:
+    """Train until T reaches ``cfg.total_frames`` or the launcher asks to stop.
+
+    ``tick`` is called after every update in serial mode, so the launcher can do its
+    bookkeeping in the same process; ``parent_pid`` lets an orphaned worker notice and exit.
+    """
+    seed = spec.seed(cfg.seed)
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    env = make_env(cfg.env)
+    obs, _ = env.reset(seed=seed)
+    model = build_model(cfg, env.observation_space, env.action_space)
+    local_params = list(model.parameters())
+    shared_params = list(shared.model.parameters())
+
+    algo = cfg.algo
+    t_max = algo.t_max
+    frame_skip = frames_per_step(cfg.env)
+    clip = cfg.env.clip_rewards
+    obs_buf = torch.zeros((t_max + 1, *np.shape(obs)), dtype=torch.from_numpy(obs).dtype)
+    action_buf = torch.zeros(t_max, dtype=torch.int64)
+    metrics = MetricsAccumulator(cfg.log.interval_seconds)
+    score, episode_frames, updates = 0.0, 0, 0
+
+    while not shared.stopping():
+        frames_now = shared.total_frames()
+        if frames_now >= cfg.total_frames:
+            break
+        with torch.no_grad():
+            for local, remote in zip(local_params, shared_params, strict=True):
+                local.copy_(remote)
+
+        rewards: list[float] = []
+        terminals: list[bool] = []
+        episode_over = False
+        with torch.inference_mode():
+            for t in range(t_max):
+                obs_buf[t].copy_(torch.from_numpy(obs))
+                logits, _ = model(obs_buf[t : t + 1])
+                action = int(torch.multinomial(logits.softmax(-1)[0], 1, generator=generator))
+                action_buf[t] = action
+                obs, reward, terminated, truncated, info = env.step(action)
+                score += reward
+                episode_frames += frame_skip
+                terminal = learning_terminal(cfg.env, terminated, info)
+                rewards.append(max(-1.0, min(1.0, reward)) if clip else float(reward))
+                terminals.append(terminal)
+                episode_over = terminated or truncated
+                if terminal or episode_over:
+                    break
+        steps = len(rewards)
+        # the state after the segment: a time-limit cut still bootstraps from it
+        obs_buf[steps].copy_(torch.from_numpy(obs))
+        shared.frames[spec.worker_id] += steps * frame_skip
+
+        logits, values = model(obs_buf[: steps + 1])
+        bootstrap = 0.0 if terminals[-1] else float(values[steps].detach())
+        returns = torch.tensor(discounted_returns(rewards, terminals, bootstrap, algo.gamma))
+        loss = a3c_loss(logits[:steps], values[:steps], action_buf[:steps], returns,
+                        algo.entropy_beta, algo.value_loss_coef)
+        model.zero_grad(set_to_none=False)
+        loss.total.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(local_params, algo.max_grad_norm)
+        lr = annealed_lr(cfg.lr, frames_now, cfg.total_frames)
+        shared.optimizer.step([p.grad for p in local_params], lr)  # type: ignore[misc]
+
+        metrics.add({
+            "loss": loss.total.item(), "policy_loss": loss.policy.item(),
+            "value_loss": loss.value.item(), "entropy": loss.entropy.item() / steps,
+            "grad_norm": grad_norm.item(), "lr": lr,
+        })
+        if episode_over:
+            outbox.put((messages.EPISODE, spec.worker_id, shared.total_frames(),
+                        shared.wall_time(), score, episode_frames))
+            score, episode_frames = 0.0, 0
+            obs, _ = env.reset()
+        if metrics.due():
+            outbox.put((messages.UPDATES, spec.worker_id, shared.total_frames(), metrics.flush()))
+        updates += 1
+        if tick is not None:
+            tick()
+        elif parent_pid is not None and updates % 200 == 0 and os.getppid() != parent_pid:
+            log.warning("launcher is gone; stopping")
+            break
+    env.close()
