@@ -20,7 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from asyncrl.checkpoint import checkpoint_path, load_checkpoint
-from asyncrl.config import TrainConfig, register_schemas, validate
+from asyncrl.config import register_schemas, typed_config, validate
 from asyncrl.errors import UserError
 
 log = logging.getLogger("asyncrl")
@@ -144,8 +144,9 @@ def resumed_config(resume: Path, overrides: Sequence[str]) -> DictConfig:
                         f"{', '.join(k.rstrip('.') for k in RESUMABLE_KEYS)} may change "
                         f"(got {' '.join(refused)})")
     try:
-        cfg = OmegaConf.merge(OmegaConf.structured(TrainConfig), payload["config"],
-                              OmegaConf.from_dotlist(changes))
+        cfg = OmegaConf.merge(typed_config(payload["config"]), OmegaConf.from_dotlist(changes))
+    except UserError:
+        raise
     except Exception as exc:
         raise UserError(describe_config_error(exc)) from None
     cfg.resume = str(resume)

@@ -182,3 +182,18 @@ def _validate_env(env: Any) -> None:
             raise UserError(f"unknown gymnasium environment id '{env.id}'")
     else:
         raise UserError(f"unknown environment family '{env.family}'")
+
+
+GROUP_KEYS = {"algo": "name", "env": "family", "network": "name", "optimizer": "name"}
+
+
+def typed_config(data: dict[str, Any]) -> Any:
+    """A saved, resolved config (plain dict) back into its typed schemas, for resuming."""
+    base = OmegaConf.structured(TrainConfig)
+    for group, key in GROUP_KEYS.items():
+        node = data.get(group) or {}
+        schema = SCHEMAS[group].get(node.get(key, ""))
+        if schema is None:
+            raise UserError(f"saved config has an unknown {group} '{node.get(key)}'")
+        base[group] = OmegaConf.structured(schema)
+    return OmegaConf.merge(base, data)

@@ -23,7 +23,7 @@ from torch import nn
 
 from asyncrl import messages
 from asyncrl.checkpoint import checkpoint_path, load_checkpoint
-from asyncrl.config import TrainConfig
+from asyncrl.config import typed_config
 from asyncrl.envs import make_env
 from asyncrl.errors import UserError
 from asyncrl.nets import build_model
@@ -118,8 +118,7 @@ def load_policy(source: Path) -> tuple[Any, nn.Module, dict[str, Any]]:
     """Config and model of a run directory or a checkpoint file."""
     path = source if source.is_file() else checkpoint_path(source)
     payload = load_checkpoint(path)
-    schema = OmegaConf.structured(TrainConfig)
-    cfg = OmegaConf.to_object(OmegaConf.merge(schema, payload["config"]))
+    cfg = OmegaConf.to_object(typed_config(payload["config"]))
     env = make_env(cfg.env)  # type: ignore[union-attr]
     model = build_model(cfg, env.observation_space, env.action_space)
     model.load_state_dict(payload["model"])

@@ -31,7 +31,7 @@ from asyncrl.algos.a3c import a3c_loss
 from asyncrl.algos.returns import discounted_returns
 from asyncrl.envs import frames_per_step, learning_terminal, make_env
 from asyncrl.nets import build_model
-from asyncrl.optim import annealed_lr
+from asyncrl.optim import annealed_lr, clip_grad_norm
 from asyncrl.seeding import derive_seed
 from asyncrl.shared import SharedState
 
@@ -101,6 +101,8 @@ def run_worker(
     ``tick`` is called after every update in serial mode, so the launcher can do its
     bookkeeping in the same process; ``parent_pid`` lets an orphaned worker notice and exit.
     """
+    # RMSProp statistics decay towards denormals, where float arithmetic is ~100x slower
+    torch.set_flush_denormal(True)
     seed = spec.seed(cfg.seed)
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
@@ -155,16 +157,16 @@ def run_worker(
         returns = torch.tensor(discounted_returns(rewards, terminals, bootstrap, algo.gamma))
         loss = a3c_loss(logits[:steps], values[:steps], action_buf[:steps], returns,
                         algo.entropy_beta, algo.value_loss_coef)
-        model.zero_grad(set_to_none=False)
-        loss.total.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(local_params, algo.max_grad_norm)
+        # fresh gradient tensors: nothing to zero, nothing accumulated by accident
+        grads = torch.autograd.grad(loss.total, local_params)
+        grad_norm = clip_grad_norm(grads, algo.max_grad_norm)
         lr = annealed_lr(cfg.lr, frames_now, cfg.total_frames)
-        shared.optimizer.step([p.grad for p in local_params], lr)  # type: ignore[misc]
+        shared.optimizer.step(grads, lr)
 
         metrics.add({
             "loss": loss.total.item(), "policy_loss": loss.policy.item(),
             "value_loss": loss.value.item(), "entropy": loss.entropy.item() / steps,
-            "grad_norm": grad_norm.item(), "lr": lr,
+            "grad_norm": grad_norm, "lr": lr,
         })
         if episode_over:
             outbox.put((messages.EPISODE, spec.worker_id, shared.total_frames(),

@@ -7,10 +7,11 @@ from typing import Any
 
 from torch import nn
 
+from asyncrl.optim.clipping import clip_grad_norm
 from asyncrl.optim.schedule import annealed_lr
 from asyncrl.optim.shared_rmsprop import SharedRMSProp
 
-__all__ = ["SharedRMSProp", "annealed_lr", "build_optimizer"]
+__all__ = ["SharedRMSProp", "annealed_lr", "build_optimizer", "clip_grad_norm"]
 
 
 def build_optimizer(opt_cfg: Any, params: Iterable[nn.Parameter]) -> SharedRMSProp:

@@ -1,0 +1,46 @@
+"""Shared helpers: composing configs and running the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from asyncrl.cli import compose_config
+from asyncrl.config import register_schemas
+
+REPO = Path(__file__).resolve().parent.parent
+CONF = REPO / "conf"
+
+register_schemas()
+
+# small, fast settings for end-to-end runs: no console panel, frequent flushes
+QUICK = ["log.progress=false", "log.interval_seconds=0.5", "eval.episodes=0"]
+
+
+def compose(*overrides: str):
+    """The composed config as typed dataclasses."""
+    return compose_config(list(overrides), as_object=True)
+
+
+def cli_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("HYDRA_FULL_ERROR", None)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run_cli(args: Sequence[str], cwd: Path, timeout: float = 300,
+            module: str = "asyncrl") -> subprocess.CompletedProcess[str]:
+    """``python -m asyncrl ARGS`` in ``cwd``, as a user types it."""
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=cli_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    return tmp_path

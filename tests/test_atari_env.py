@@ -1,0 +1,89 @@
+"""The Atari environment: gymnasium's API, DQN preprocessing, raw scores, life-loss info."""
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from asyncrl.envs import frames_per_step, learning_terminal, make_env
+from asyncrl.envs.atari import AtariEnv
+from tests.conftest import compose
+
+
+def test_passes_gymnasium_env_checker():
+    check_env(AtariEnv("pong"), skip_render_check=True)
+
+
+def test_observation_is_a_stack_of_four_grey_84x84_frames():
+    env = AtariEnv("breakout")
+    obs, info = env.reset(seed=3)
+    assert obs.shape == (4, 84, 84) and obs.dtype == np.uint8
+    assert env.observation_space.contains(obs)
+    assert info["lives"] == 5
+    before = obs.copy()
+    obs, *_ = env.step(1)
+    # the stack shifts: the newest frame moved one slot towards the front
+    assert np.array_equal(obs[:3], before[1:])
+
+
+def test_same_seed_same_episode_different_seed_differs():
+    def trajectory(seed):
+        env = AtariEnv("pong", noop_max=30)
+        obs, _ = env.reset(seed=seed)
+        frames = [obs]
+        for t in range(40):
+            obs, *_ = env.step(t % env.action_space.n)
+            frames.append(obs)
+        return np.stack(frames)
+
+    assert np.array_equal(trajectory(1), trajectory(1))
+    assert not np.array_equal(trajectory(1), trajectory(2))
+
+
+def test_max_pools_the_last_two_frames():
+    env = AtariEnv("pong", noop_max=0)
+    env.reset(seed=0)
+    env.step(0)
+    assert np.array_equal(env._screens[0], np.maximum(env._screens[0], env._screens[1]))
+
+
+def test_rewards_are_raw_and_life_loss_is_reported_not_terminal():
+    env = AtariEnv("breakout", noop_max=0)
+    env.reset(seed=0)
+    lost, terminated, truncated, rewards = 0, False, False, set()
+    while not (terminated or truncated):
+        # FIRE serves; the paddle never moves, so every life is lost in turn
+        _, reward, terminated, truncated, info = env.step(1)
+        rewards.add(reward)
+        lost += info["life_lost"]
+        if info["life_lost"] and not terminated:
+            assert info["lives"] > 0
+    assert terminated and lost == 5  # five lives, five losses, one terminal at the end
+    assert rewards <= {0.0, 1.0, 4.0, 7.0}  # breakout's own brick values, never clipped
+
+
+def test_life_loss_becomes_a_learning_terminal_only_when_configured():
+    cfg = compose()
+    assert learning_terminal(cfg.env, False, {"life_lost": True})
+    assert not learning_terminal(cfg.env, False, {"life_lost": False})
+    off = compose("env.terminal_on_life_loss=false")
+    assert not learning_terminal(off.env, False, {"life_lost": True})
+    assert learning_terminal(off.env, True, {"life_lost": False})
+
+
+def test_factory_builds_from_config_and_counts_frames():
+    cfg = compose("env=atari/seaquest")
+    env = make_env(cfg.env)
+    assert isinstance(env, AtariEnv) and env.game == "seaquest"
+    assert frames_per_step(cfg.env) == 4
+
+
+def test_render_gives_rgb_frames():
+    env = AtariEnv("pong", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.shape == (210, 160, 3) and frame.dtype == np.uint8
+
+
+def test_unknown_game_is_refused():
+    with pytest.raises(ValueError, match="unknown Atari game"):
+        AtariEnv("not_a_game")

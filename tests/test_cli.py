@@ -1,0 +1,203 @@
+"""The real CLI in a subprocess, with real worker processes, as a user runs it."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import QUICK, cli_env, run_cli
+
+# Pong with a short episode cap, so that a few thousand frames finish several episodes
+SHORT_PONG = ["env=atari/pong", "env.max_episode_frames=1200", "workers=2", *QUICK]
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def checkpoint_frames(run_dir: Path) -> int:
+    return int(torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"])
+
+
+def test_two_workers_write_everything_a_run_leaves(workdir):
+    run_dir = workdir / "run"
+    result = run_cli([*SHORT_PONG, "total_frames=8000", "eval.episodes=1",
+                      "eval.interval_frames=4000", f"hydra.run.dir={run_dir}"], workdir)
+    assert result.returncode == 0, result.stderr
+    for name in ("config.yaml", "episodes.csv", "updates.csv", "eval.csv",
+                 "learning_curve.png", "checkpoints/last.pt", "asyncrl.log"):
+        assert (run_dir / name).is_file(), name
+    assert list((run_dir / "tb").glob("events.out.tfevents.*"))
+    episodes = read_rows(run_dir / "episodes.csv")
+    assert {"worker", "frames", "wall_time", "score"} <= set(episodes[0])
+    assert {r["worker"] for r in episodes} == {"0", "1"}  # both processes played
+    assert all(-21 <= float(r["score"]) <= 21 for r in episodes)  # raw Pong scores
+    updates = read_rows(run_dir / "updates.csv")
+    assert updates and {"loss", "entropy", "grad_norm", "lr"} <= set(updates[0])
+    assert float(updates[-1]["lr"]) < float(updates[0]["lr"])  # annealed
+    assert read_rows(run_dir / "eval.csv")
+    assert checkpoint_frames(run_dir) >= 8000
+    assert "workers: 2" in (run_dir / "config.yaml").read_text()
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["env=atari/not_a_game"], "unknown env option 'atari/not_a_game'"),
+    (["env=atari/any", "env.game=not_a_rom"], "unknown Atari game 'not_a_rom'"),
+    (["algo=nope"], "unknown algo option 'nope'"),
+    (["algo.entropy_bta=0.1"], "Key 'entropy_bta' not in 'A3CConfig'"),
+    (["workers=0"], "workers=0"),
+    (["total_frames=-1"], "total_frames=-1"),
+    (["workers=two"], "could not be converted to Integer"),
+    (["resume=does/not/exist"], "no such run directory"),
+])
+def test_bad_input_is_one_line_with_nonzero_exit_and_nothing_written(workdir, args, fragment):
+    result = run_cli(args, workdir, timeout=120)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("asyncrl: error:") and fragment in lines[0]
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (workdir / "outputs").exists()
+
+
+def test_corrupt_checkpoint_is_refused_on_resume(workdir):
+    run_dir = workdir / "broken"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "checkpoints" / "last.pt").write_bytes(b"not a checkpoint at all")
+    result = run_cli([f"resume={run_dir}"], workdir, timeout=120)
+    assert result.returncode == 2
+    assert "corrupt checkpoint" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_resume_continues_T_and_appends_to_the_same_files(workdir):
+    run_dir = workdir / "run"
+    first = run_cli([*SHORT_PONG, "total_frames=4000", f"hydra.run.dir={run_dir}"], workdir)
+    assert first.returncode == 0, first.stderr
+    t_first = checkpoint_frames(run_dir)
+    assert t_first >= 4000
+    rows_first = len(read_rows(run_dir / "updates.csv"))
+
+    refused = run_cli([f"resume={run_dir}", "lr=0.1"], workdir, timeout=120)
+    assert refused.returncode == 2 and "only total_frames" in refused.stderr
+
+    second = run_cli([f"resume={run_dir}", "total_frames=8000"], workdir)
+    assert second.returncode == 0, second.stderr
+    assert f"from T={t_first}" in (run_dir / "asyncrl.log").read_text()
+    assert checkpoint_frames(run_dir) >= 8000
+    updates = read_rows(run_dir / "updates.csv")
+    assert len(updates) > rows_first
+    assert min(int(r["frames"]) for r in updates[rows_first:]) >= t_first
+    assert "total_frames: 8000" in (run_dir / "config.yaml").read_text()
+    assert not (workdir / "outputs").exists()  # resuming writes into the run, nowhere else
+
+
+def _session_processes(session: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _wait_for(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def _start_long_run(run_dir: Path, cwd: Path, *extra: str) -> subprocess.Popen[str]:
+    args = [*SHORT_PONG, "total_frames=100_000_000", f"hydra.run.dir={run_dir}", *extra]
+    return subprocess.Popen([sys.executable, "-m", "asyncrl", *args], cwd=cwd, env=cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def _worker_pids(launcher: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat[1]) == launcher and b"spawn_main" in cmd:
+            pids.append(int(entry.name))
+    return pids
+
+
+def _training_started(run_dir: Path) -> bool:
+    updates = run_dir / "updates.csv"
+    return updates.exists() and len(updates.read_text().splitlines()) > 2
+
+
+def test_ctrl_c_stops_every_worker_saves_a_checkpoint_and_leaves_no_orphan(workdir):
+    run_dir = workdir / "run"
+    proc = _start_long_run(run_dir, workdir)
+    try:
+        assert _wait_for(lambda: _training_started(run_dir), 120), "training never started"
+        assert len(_session_processes(proc.pid)) >= 3  # launcher + 2 workers (+ helpers)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, output
+    assert "Traceback" not in output
+    assert checkpoint_frames(run_dir) > 0
+    assert _wait_for(lambda: not _session_processes(proc.pid), 10), "orphan processes left"
+
+
+def test_a_killed_worker_is_restarted_and_the_run_goes_on(workdir):
+    run_dir = workdir / "run"
+    proc = _start_long_run(run_dir, workdir)
+    try:
+        assert _wait_for(lambda: _training_started(run_dir), 120)
+        victim = _worker_pids(proc.pid)[0]
+        os.kill(victim, signal.SIGKILL)
+        assert _wait_for(lambda: "restarting it (1/3)" in
+                         (run_dir / "asyncrl.log").read_text(), 60)
+        assert _wait_for(lambda: len(_worker_pids(proc.pid)) >= 2 and
+                         victim not in _worker_pids(proc.pid), 60)
+        os.killpg(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "killed by SIGKILL" in output
+    assert proc.returncode == 130
+
+
+def test_a_worker_that_keeps_dying_stops_the_run_with_its_reason(workdir):
+    run_dir = workdir / "run"
+    proc = _start_long_run(run_dir, workdir, "max_worker_restarts=0")
+    try:
+        assert _wait_for(lambda: _training_started(run_dir), 120)
+        os.kill(_worker_pids(proc.pid)[0], signal.SIGKILL)
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1
+    assert "killed by SIGKILL) after 0 restarts; stopping the run" in output
+    assert checkpoint_frames(run_dir) > 0
+    assert _wait_for(lambda: not _session_processes(proc.pid), 10)

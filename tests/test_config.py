@@ -1,0 +1,98 @@
+"""Every config file composes; typos, wrong types and impossible values are refused."""
+
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from asyncrl.cli import compose_config
+from asyncrl.config import validate
+from asyncrl.envs.atari import known_games
+from asyncrl.errors import UserError
+from asyncrl.nets import build_model
+from asyncrl.optim import build_optimizer
+from tests.conftest import CONF, compose
+
+PAPER_GAMES = 57
+
+
+def options(group: str) -> list[str]:
+    """Every selectable option of a group: conf/<group>/**.yaml, minus shared _files."""
+    root = CONF / group
+    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml")
+                  if not p.name.startswith("_") and p.stem != "any")
+
+
+@pytest.mark.parametrize("env", options("env"))
+def test_every_env_composes_and_builds_a_model_and_optimizer(env):
+    cfg = compose(f"env={env}", "workers=2")
+    validate(cfg)
+    if cfg.env.family == "atari":
+        obs = gym.spaces.Box(0, 255, (cfg.env.frame_stack, 84, 84))
+        actions = gym.spaces.Discrete(6)
+    else:
+        probe = gym.make(cfg.env.id)
+        obs, actions = probe.observation_space, probe.action_space
+    model = build_model(cfg, obs, actions)
+    assert build_optimizer(cfg.optimizer, model.parameters()).params
+
+
+@pytest.mark.parametrize("group", ["algo", "network", "optimizer"])
+def test_every_option_of_the_other_groups_composes(group):
+    found = options(group)
+    assert found, f"conf/{group} is empty"
+    for option in found:
+        cfg = compose(f"{group}={option}")
+        assert getattr(cfg, group).name == Path(option).name
+
+
+def test_one_config_per_paper_game_and_each_names_a_real_rom():
+    games = options("env/atari")
+    assert len(games) == PAPER_GAMES
+    for game in games:
+        assert compose(f"env=atari/{game}").env.game in known_games()
+
+
+def test_any_ale_game_by_id():
+    cfg = compose("env=atari/any", "env.game=galaxian")
+    validate(cfg)
+    assert cfg.env.game == "galaxian"
+
+
+def test_defaults_follow_the_paper():
+    cfg = compose()
+    assert (cfg.algo.name, cfg.env.game, cfg.network.name, cfg.optimizer.name) == (
+        "a3c", "pong", "ff", "shared_rmsprop")
+    assert (cfg.algo.t_max, cfg.algo.gamma, cfg.algo.entropy_beta) == (5, 0.99, 0.01)
+    assert (cfg.optimizer.alpha, cfg.env.frame_skip, cfg.env.frame_stack) == (0.99, 4, 4)
+    assert cfg.env.noop_max == 30 and cfg.env.repeat_action_probability == 0.0
+    assert cfg.workers >= 1
+
+
+@pytest.mark.parametrize(("overrides", "fragment"), [
+    (["algo.entropy_betta=0.1"], "Key 'entropy_betta' not in 'A3CConfig'"),
+    (["foo=1"], "Key 'foo' not in 'TrainConfig'"),
+    (["workers=many"], "could not be converted to Integer"),
+    (["env=atari/not_a_game"], "unknown env option 'atari/not_a_game'"),
+    (["algo=ppo"], "unknown algo option 'ppo' (conf/algo has: a3c)"),
+    (["env=atari/any"], "missing mandatory value: game"),
+])
+def test_composition_errors_are_one_line(overrides, fragment):
+    with pytest.raises(UserError) as err:
+        compose_config(overrides, as_object=True)
+    assert fragment in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("overrides", "fragment"), [
+    (["workers=0"], "workers=0"),
+    (["total_frames=-1"], "total_frames=-1"),
+    (["lr=0"], "lr=0"),
+    (["serial=true", "workers=2"], "serial=true"),
+    (["env=atari/any", "env.game=no_such_rom"], "unknown Atari game 'no_such_rom'"),
+    (["algo.t_max=0"], "algo.t_max=0"),
+])
+def test_impossible_values_are_refused(overrides, fragment):
+    with pytest.raises(UserError, match=None) as err:
+        validate(compose(*overrides))
+    assert fragment in str(err.value)

@@ -1,0 +1,73 @@
+"""Shared RMSProp, learning-rate annealing and gradient clipping against their formulas."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from asyncrl.optim import SharedRMSProp, annealed_lr, build_optimizer, clip_grad_norm
+
+
+def test_shared_rmsprop_two_steps_by_hand():
+    param = nn.Parameter(torch.tensor([1.0, -2.0]))
+    opt = SharedRMSProp([param], alpha=0.9, eps=0.1)
+    opt.step([torch.tensor([1.0, 2.0])], lr=0.5)
+    # g = 0.1 * grad^2 = (0.1, 0.4); theta -= 0.5 * grad / sqrt(g + 0.1)
+    assert opt.square_avg[0].tolist() == pytest.approx([0.1, 0.4])
+    expected = [1.0 - 0.5 * 1.0 / math.sqrt(0.2), -2.0 - 0.5 * 2.0 / math.sqrt(0.5)]
+    assert param.tolist() == pytest.approx(expected, rel=1e-6)
+    opt.step([torch.tensor([-1.0, 0.0])], lr=0.1)
+    g = [0.9 * 0.1 + 0.1 * 1.0, 0.9 * 0.4]
+    assert opt.square_avg[0].tolist() == pytest.approx(g, rel=1e-6)
+    expected = [expected[0] + 0.1 / math.sqrt(g[0] + 0.1), expected[1]]
+    assert param.tolist() == pytest.approx(expected, rel=1e-6)
+
+
+def test_epsilon_is_inside_the_square_root():
+    param = nn.Parameter(torch.zeros(1))
+    opt = SharedRMSProp([param], alpha=0.0, eps=0.25)
+    opt.step([torch.tensor([0.0])], lr=1.0)  # g = 0: the step size is 1/sqrt(eps), not 1/eps
+    opt.step([torch.tensor([1.0])], lr=1.0)
+    assert param.item() == pytest.approx(-1.0 / math.sqrt(1.0 + 0.25))
+
+
+def test_statistics_live_in_shared_memory_after_share_memory():
+    opt = SharedRMSProp(nn.Linear(3, 2).parameters()).share_memory()
+    assert all(g.is_shared() for g in opt.square_avg)
+
+
+def test_state_dict_round_trip_and_mismatch():
+    model = nn.Linear(3, 2)
+    opt = SharedRMSProp(model.parameters())
+    opt.step([torch.ones_like(p) for p in model.parameters()], lr=0.01)
+    other = SharedRMSProp(nn.Linear(3, 2).parameters())
+    other.load_state_dict(opt.state_dict())
+    for a, b in zip(opt.square_avg, other.square_avg, strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError):
+        SharedRMSProp(nn.Linear(3, 2, bias=False).parameters()).load_state_dict(opt.state_dict())
+
+
+def test_build_optimizer_reads_the_config(tmp_path):
+    from tests.conftest import compose
+
+    cfg = compose()
+    opt = build_optimizer(cfg.optimizer, nn.Linear(2, 2).parameters())
+    assert isinstance(opt, SharedRMSProp)
+    assert (opt.alpha, opt.eps) == (0.99, 0.1)
+
+
+@pytest.mark.parametrize(("frames", "expected"), [(0, 1e-3), (250, 7.5e-4), (1000, 0.0),
+                                                  (1500, 0.0)])
+def test_learning_rate_anneals_linearly_to_zero(frames, expected):
+    assert annealed_lr(1e-3, frames, 1000) == pytest.approx(expected)
+
+
+def test_clipping_scales_to_max_norm_and_reports_the_norm_before():
+    grads = [torch.tensor([3.0]), torch.tensor([4.0])]
+    assert clip_grad_norm(grads, 1.0) == pytest.approx(5.0)
+    assert [g.item() for g in grads] == pytest.approx([0.6, 0.8], rel=1e-5)
+    small = [torch.tensor([0.3, 0.4])]
+    assert clip_grad_norm(small, 1.0) == pytest.approx(0.5)
+    assert small[0].tolist() == pytest.approx([0.3, 0.4])
