@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from importlib import resources
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,10 @@ from omegaconf import DictConfig, OmegaConf
 from asyncrl.checkpoint import checkpoint_path, load_checkpoint
 from asyncrl.config import register_schemas, typed_config, validate
 from asyncrl.errors import UserError
+from asyncrl.paths import config_dir
 
 log = logging.getLogger("asyncrl")
 
-CONFIG_MODULE = "asyncrl.conf"
 # what may change when a run is resumed; the rest comes from the run's own config
 RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "log.", "eval.",
                   "checkpoint.")
@@ -66,10 +65,10 @@ def prepare_arguments(args: list[str]) -> list[str]:
 
 def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
     """Compose ``conf/config.yaml`` with overrides; every Hydra/OmegaConf error -> UserError."""
-    from hydra import compose, initialize_config_module
+    from hydra import compose, initialize_config_dir
 
     try:
-        with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+        with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=list(overrides))
             return OmegaConf.to_object(cfg) if as_object else cfg
     except UserError:
@@ -108,7 +107,7 @@ def describe_missing_option(path: str) -> str:
 
 def available_options(folder: str) -> list[str]:
     """Config files (without .yaml) and subfolders under ``conf/<folder>``."""
-    root = resources.files(CONFIG_MODULE).joinpath(*folder.split("/"))
+    root = config_dir().joinpath(*folder.split("/"))
     if not root.is_dir():
         return []
     names = []
@@ -168,7 +167,7 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
     return Launcher(train_cfg, run_dir, payload).run()
 
 
-@hydra.main(version_base="1.3", config_path="pkg://asyncrl.conf", config_name="config")
+@hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")
 def _hydra_entry(cfg: DictConfig) -> None:
     global _exit_code
     hydra_cfg = HydraConfig.get()

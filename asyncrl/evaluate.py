@@ -188,3 +188,7 @@ def evaluate(args: argparse.Namespace) -> int:
     out.write_text(json.dumps({"frames": payload["frames"], "scores": scores, "mean": mean},
                               indent=2) + "\n")
     return 0
+
+
+if __name__ == "__main__":
+    main()

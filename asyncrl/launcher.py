@@ -144,7 +144,7 @@ class Launcher:
         self._drain(outbox, timeout=0.0)
 
     def _run_processes(self, sup: Supervision) -> None:
-        ctx = mp.get_context(START_METHOD)
+        ctx: Any = mp.get_context(START_METHOD)
         self._queue = ctx.Queue()
         self._ctx = ctx
         for slot in range(self.cfg.workers):

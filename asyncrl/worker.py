@@ -138,11 +138,12 @@ def run_worker(
                 logits, _ = model(obs_buf[t : t + 1])
                 action = int(torch.multinomial(logits.softmax(-1)[0], 1, generator=generator))
                 action_buf[t] = action
-                obs, reward, terminated, truncated, info = env.step(action)
+                obs, raw_reward, terminated, truncated, info = env.step(action)
+                reward = float(raw_reward)
                 score += reward
                 episode_frames += frame_skip
                 terminal = learning_terminal(cfg.env, terminated, info)
-                rewards.append(max(-1.0, min(1.0, reward)) if clip else float(reward))
+                rewards.append(max(-1.0, min(1.0, reward)) if clip else reward)
                 terminals.append(terminal)
                 episode_over = terminated or truncated
                 if terminal or episode_over:

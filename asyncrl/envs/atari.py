@@ -72,10 +72,13 @@ class AtariEnv(gym.Env):
         self.ale.setInt("random_seed", int(seed) % (2**31))
         self.ale.setFloat("repeat_action_probability", float(sticky))
         self.ale.setInt("max_num_frames_per_episode", int(max_frames))
-        self.ale.loadROM(roms.get_rom_path(self.game))  # ALE reads its settings at load time
+        rom = roms.get_rom_path(self.game)
+        if rom is None:
+            raise ValueError(f"ale-py has no ROM for '{self.game}'")
+        self.ale.loadROM(rom)  # ALE reads its settings at load time
 
     def action_meanings(self) -> list[str]:
-        return [Action(a).name for a in self._actions]
+        return [a.name for a in self._actions]
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

@@ -1,0 +1,165 @@
+"""Throughput benchmark: A3C training frames/s against the raw environment's frames/s.
+
+    python -m asyncrl.bench --workers 1 2 --seconds 30      (what ``nox -s bench`` runs)
+
+Both are measured in the same run, on the same machine, with the same number of processes,
+so their ratio means something on a shared, noisy machine where absolute numbers do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing
+import platform
+import queue
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.multiprocessing as mp
+
+from asyncrl.cli import compose_config
+from asyncrl.config import register_schemas
+from asyncrl.envs import frames_per_step, make_env
+from asyncrl.launcher import START_METHOD
+from asyncrl.nets import build_model
+from asyncrl.optim import build_optimizer
+from asyncrl.shared import SharedState
+from asyncrl.worker import WorkerSpec, worker_process
+
+WARMUP_S = 5.0
+
+
+def _raw_env_loop(env_cfg: Any, seconds: float, seed: int, out: Any) -> None:
+    """Random actions through the full preprocessing, as fast as the emulator goes."""
+    env = make_env(env_cfg)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    n_actions = int(env.action_space.n)  # type: ignore[attr-defined]
+    steps, deadline = 0, time.perf_counter() + seconds
+    start = time.perf_counter()
+    while time.perf_counter() < deadline:
+        _, _, terminated, truncated, _ = env.step(int(rng.integers(n_actions)))
+        steps += 1
+        if terminated or truncated:
+            env.reset()
+    out.put(steps * frames_per_step(env_cfg) / (time.perf_counter() - start))
+
+
+def raw_env_fps(cfg: Any, processes: int, seconds: float) -> float:
+    """Total frames/s of ``processes`` environments stepping in parallel."""
+    ctx: Any = multiprocessing.get_context(START_METHOD)
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_raw_env_loop, args=(cfg.env, seconds, i, out))
+             for i in range(processes)]
+    for p in procs:
+        p.start()
+    rates = [out.get(timeout=seconds + 120) for _ in procs]
+    for p in procs:
+        p.join()
+    return float(sum(rates))
+
+
+def training_fps(cfg: Any, seconds: float) -> float:
+    """Frames/s of T while ``cfg.workers`` A3C workers train one shared model."""
+    probe = make_env(cfg.env)
+    model = build_model(cfg, probe.observation_space, probe.action_space)
+    shared = SharedState.create(model, build_optimizer(cfg.optimizer, model.parameters()),
+                                cfg.workers)
+    ctx: Any = mp.get_context(START_METHOD)
+    outbox = ctx.Queue()
+    procs = [ctx.Process(target=worker_process, args=(WorkerSpec(i), cfg, shared, outbox),
+                         daemon=True) for i in range(cfg.workers)]
+    for p in procs:
+        p.start()
+
+    def drain_until(deadline: float) -> None:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty):
+                outbox.get(timeout=0.1)
+
+    while shared.total_frames() == 0:
+        drain_until(time.monotonic() + 0.2)
+    drain_until(time.monotonic() + WARMUP_S)
+    frames0, t0 = shared.total_frames(), time.monotonic()
+    drain_until(t0 + seconds)
+    rate = (shared.total_frames() - frames0) / (time.monotonic() - t0)
+    shared.request_stop()
+    drain_until(time.monotonic() + 1.0)
+    for p in procs:
+        p.join(10)
+        if p.is_alive():
+            p.kill()
+    return rate
+
+
+def machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{cpu}, {multiprocessing.cpu_count()} cores, Python {platform.python_version()}, "
+            f"torch {torch.__version__}")
+
+
+def run(workers: list[int], seconds: float, overrides: list[str]) -> list[dict[str, float]]:
+    register_schemas()
+    rows = []
+    for n in workers:
+        cfg = compose_config([f"workers={n}", "eval.episodes=0", "log.tensorboard=false",
+                              "total_frames=1_000_000_000", *overrides], as_object=True)
+        raw = raw_env_fps(cfg, n, seconds)
+        train = training_fps(cfg, seconds)
+        rows.append({"workers": n, "raw": raw, "train": train, "ratio": train / raw})
+        print(f"workers={n}: raw env {raw:,.0f} frames/s, A3C training {train:,.0f} frames/s, "
+              f"ratio {train / raw:.3f}", flush=True)
+    return rows
+
+
+def markdown(rows: list[dict[str, float]], seconds: float, overrides: list[str],
+             command: str) -> str:
+    lines = [
+        "## A3C-FF training throughput on Atari Pong",
+        "",
+        f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}.",
+        f"Command: `{command}` ({seconds:g} s per measurement after a {WARMUP_S:g} s warm-up"
+        + (f"; overrides: `{' '.join(overrides)}`" if overrides else "") + ").",
+        "",
+        "Raw env: the same preprocessing (max of two frames, grey 84x84, 4-stack, action "
+        "repeat 4) with random actions, one environment per process, as many processes as "
+        "workers. Ratio: training frames/s over raw frames/s, measured in the same run.",
+        "",
+        "| workers | raw env frames/s | A3C training frames/s | ratio | ratio per worker |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(f"| {r['workers']:.0f} | {r['raw']:,.0f} | {r['train']:,.0f} | "
+                     f"{r['ratio']:.3f} | {r['ratio']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m asyncrl.bench", description=__doc__)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--output", type=Path, default=Path("docs/benchmarks.md"))
+    parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
+    args = parser.parse_args(argv)
+    rows = run(args.workers, args.seconds, args.overrides)
+    command = "nox -s bench" if argv is None else "python -m asyncrl.bench"
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text("# Benchmarks\n\n" + markdown(rows, args.seconds, args.overrides,
+                                                          command))
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Sessions: tests (default, what CI runs), slow, lint, typecheck, smoke, bench.
+
+torch is pinned to the CPU build these machines carry; an unpinned torch would pull a
+multi-GB CUDA build.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.default_venv_backend = "venv"
+
+TORCH = "torch==2.13.0"
+
+
+def install(session: nox.Session, *extras: str) -> None:
+    session.install(TORCH)
+    target = f".[{','.join(extras)}]" if extras else "."
+    session.install(target)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit, numerical, config, environment and end-to-end CLI tests (not the slow ones)."""
+    install(session, "test")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(default=False)
+def slow(session: nox.Session) -> None:
+    """Learning tests and long end-to-end runs (marked slow)."""
+    install(session, "test")
+    session.run("pytest", "-m", "slow", *session.posargs)
+
+
+@nox.session(default=False)
+def lint(session: nox.Session) -> None:
+    """ruff over the Python, yamllint over the configs."""
+    session.install("ruff>=0.5", "yamllint>=1.35")
+    session.run("ruff", "check", "asyncrl", "tests", "noxfile.py")
+    session.run("yamllint", "--strict", "conf")
+
+
+@nox.session(default=False)
+def typecheck(session: nox.Session) -> None:
+    """mypy over the package."""
+    install(session, "typecheck")
+    session.run("mypy")
+
+
+@nox.session(default=False)
+def smoke(session: nox.Session) -> None:
+    """The real CLI: A3C on Pong, 2 worker processes, a few thousand frames."""
+    install(session)
+    session.run("asyncrl", "workers=2", "total_frames=8000", "eval.interval_frames=4000",
+                "eval.episodes=1", "env.max_episode_frames=2000", "log.progress=false",
+                "hydra.run.dir=outputs/smoke", *session.posargs)
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Training frames/s against raw env frames/s, 1 and 2 workers -> docs/benchmarks.md."""
+    install(session)
+    session.run("python", "-m", "asyncrl.bench", *session.posargs)

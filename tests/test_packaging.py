@@ -1,0 +1,19 @@
+"""A non-editable install carries the config tree: the wheel holds every conf/ file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+from tests.conftest import CONF, REPO
+
+
+def test_wheel_ships_every_config_file(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp_path), str(REPO)], check=True, timeout=300)
+    wheel = next(tmp_path.glob("asyncrl-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {f"asyncrl/conf/{p.relative_to(CONF).as_posix()}" for p in CONF.rglob("*.yaml")}
+    assert expected and expected <= names
+    assert "asyncrl/cli.py" in names
