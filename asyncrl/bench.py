@@ -22,12 +22,14 @@ import numpy as np
 import torch
 import torch.multiprocessing as mp
 
+from asyncrl.algos.a3c import a3c_loss
+from asyncrl.algos.returns import discounted_returns
 from asyncrl.cli import compose_config
 from asyncrl.config import register_schemas
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.launcher import START_METHOD
 from asyncrl.nets import build_model
-from asyncrl.optim import build_optimizer
+from asyncrl.optim import build_optimizer, clip_grad_norm
 from asyncrl.shared import SharedState
 from asyncrl.worker import WorkerSpec, worker_process
 
@@ -97,6 +99,67 @@ def training_fps(cfg: Any, seconds: float) -> float:
     return rate
 
 
+def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
+    """Where one worker's time goes: the worker loop's phases, timed in this process.
+
+    The same steps as ``worker.run_worker`` with a clock around each; fractions of wall time.
+    """
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(True)
+    env = make_env(cfg.env)
+    obs, _ = env.reset(seed=0)
+    shared = build_model(cfg, env.observation_space, env.action_space)
+    local = build_model(cfg, env.observation_space, env.action_space)
+    optimizer = build_optimizer(cfg.optimizer, shared.parameters())
+    local_params, shared_params = list(local.parameters()), list(shared.parameters())
+    t_max = cfg.algo.t_max
+    obs_buf = torch.zeros((t_max + 1, *obs.shape), dtype=torch.uint8)
+    actions = torch.zeros(t_max, dtype=torch.int64)
+    spent = dict.fromkeys(("sync", "act", "env", "loss+backward", "clip", "optimizer"), 0.0)
+    clock = time.perf_counter
+    start = clock()
+    while clock() - start < seconds:
+        t0 = clock()
+        with torch.no_grad():
+            for mine, theirs in zip(local_params, shared_params, strict=True):
+                mine.copy_(theirs)
+        spent["sync"] += clock() - t0
+        rewards, terminals = [], []
+        with torch.inference_mode():
+            for t in range(t_max):
+                t0 = clock()
+                obs_buf[t].copy_(torch.from_numpy(obs))
+                logits, _ = local(obs_buf[t : t + 1])
+                actions[t] = int(torch.multinomial(logits.softmax(-1)[0], 1))
+                t1 = clock()
+                obs, reward, terminated, truncated, _ = env.step(int(actions[t]))
+                spent["act"] += t1 - t0
+                spent["env"] += clock() - t1
+                rewards.append(float(reward))
+                terminals.append(bool(terminated))
+                if terminated or truncated:
+                    obs, _ = env.reset()
+                    break
+        t0 = clock()
+        n = len(rewards)
+        obs_buf[n].copy_(torch.from_numpy(obs))
+        logits, values = local(obs_buf[: n + 1])
+        returns = torch.tensor(discounted_returns(rewards, terminals, float(values[n].detach()),
+                                                  cfg.algo.gamma))
+        loss = a3c_loss(logits[:n], values[:n], actions[:n], returns, cfg.algo.entropy_beta,
+                        cfg.algo.value_loss_coef)
+        grads = torch.autograd.grad(loss.total, local_params)
+        t1 = clock()
+        clip_grad_norm(grads, cfg.algo.max_grad_norm)
+        t2 = clock()
+        optimizer.step(grads, cfg.lr)
+        spent["loss+backward"] += t1 - t0
+        spent["clip"] += t2 - t1
+        spent["optimizer"] += clock() - t2
+    elapsed = clock() - start
+    return {name: value / elapsed for name, value in spent.items()}
+
+
 def machine() -> str:
     cpu = platform.processor() or "unknown CPU"
     try:
@@ -110,7 +173,8 @@ def machine() -> str:
             f"torch {torch.__version__}")
 
 
-def run(workers: list[int], seconds: float, overrides: list[str]) -> list[dict[str, float]]:
+def run(workers: list[int], seconds: float, overrides: list[str]
+        ) -> tuple[list[dict[str, float]], dict[str, float]]:
     register_schemas()
     rows = []
     for n in workers:
@@ -121,11 +185,14 @@ def run(workers: list[int], seconds: float, overrides: list[str]) -> list[dict[s
         rows.append({"workers": n, "raw": raw, "train": train, "ratio": train / raw})
         print(f"workers={n}: raw env {raw:,.0f} frames/s, A3C training {train:,.0f} frames/s, "
               f"ratio {train / raw:.3f}", flush=True)
-    return rows
+    cfg = compose_config(["workers=1", *overrides], as_object=True)
+    phases = phase_split(cfg, seconds)
+    print("one worker's time: " + ", ".join(f"{k} {v:.0%}" for k, v in phases.items()))
+    return rows, phases
 
 
-def markdown(rows: list[dict[str, float]], seconds: float, overrides: list[str],
-             command: str) -> str:
+def markdown(rows: list[dict[str, float]], phases: dict[str, float], seconds: float,
+             overrides: list[str], command: str) -> str:
     lines = [
         "## A3C-FF training throughput on Atari Pong",
         "",
@@ -137,12 +204,22 @@ def markdown(rows: list[dict[str, float]], seconds: float, overrides: list[str],
         "repeat 4) with random actions, one environment per process, as many processes as "
         "workers. Ratio: training frames/s over raw frames/s, measured in the same run.",
         "",
-        "| workers | raw env frames/s | A3C training frames/s | ratio | ratio per worker |",
+        "| workers | raw env frames/s | A3C training frames/s | training frames/s per worker "
+        "| ratio |",
         "| ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(f"| {r['workers']:.0f} | {r['raw']:,.0f} | {r['train']:,.0f} | "
-                     f"{r['ratio']:.3f} | {r['ratio']:.3f} |")
+                     f"{r['train'] / r['workers']:,.0f} | {r['ratio']:.3f} |")
+    lines += [
+        "",
+        "Where one worker's time goes (the worker loop's phases timed in one process, "
+        f"{seconds:g} s; fractions of wall time):",
+        "",
+        "| " + " | ".join(phases) + " |",
+        "| " + " | ".join("---:" for _ in phases) + " |",
+        "| " + " | ".join(f"{v:.0%}" for v in phases.values()) + " |",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -153,11 +230,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output", type=Path, default=Path("docs/benchmarks.md"))
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
     args = parser.parse_args(argv)
-    rows = run(args.workers, args.seconds, args.overrides)
+    rows, phases = run(args.workers, args.seconds, args.overrides)
     command = "nox -s bench" if argv is None else "python -m asyncrl.bench"
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("# Benchmarks\n\n" + markdown(rows, args.seconds, args.overrides,
-                                                          command))
+    args.output.write_text("# Benchmarks\n\n" + markdown(rows, phases, args.seconds,
+                                                          args.overrides, command))
     print(f"wrote {args.output}")
 
 

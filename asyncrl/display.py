@@ -63,7 +63,7 @@ class LiveDisplay:
     def show(self, p: Progress) -> None:
         if self._live is None:
             return
-        table = Table(title=self.title, show_header=False, box=None)
+        table = Table(title=self.title, show_header=False, box=None, min_width=len(self.title))
         table.add_column(style="bold cyan")
         table.add_column()
         table.add_row("frames", f"{p.frames:,} / {p.total:,} ({100 * p.frames / p.total:.1f}%)")

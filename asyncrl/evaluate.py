@@ -98,7 +98,8 @@ def evaluator_process(cfg: Any, shared: SharedState, outbox: Any) -> None:
     with contextlib.suppress(OSError):
         os.nice(5)  # training comes first on a machine with as many workers as cores
     evaluator = Evaluator(cfg, shared)
-    while not shared.stopping():
+    parent = os.getppid()
+    while not shared.stopping() and os.getppid() == parent:  # a killed launcher ends us too
         frames = shared.total_frames()
         if frames >= cfg.total_frames:
             break

@@ -100,18 +100,22 @@ def test_resume_continues_T_and_appends_to_the_same_files(workdir):
     assert not (workdir / "outputs").exists()  # resuming writes into the run, nowhere else
 
 
-def _session_processes(session: int) -> list[int]:
-    found = []
+def _processes():
+    """(pid, fields of /proc/PID/stat after the command name, cmdline) of every process."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if int(fields[3]) == session and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
+        yield int(entry.name), fields, cmdline
+
+
+def _session_processes(session: int) -> list[int]:
+    # fields: state, ppid, pgrp, session
+    return [pid for pid, f, _ in _processes() if int(f[3]) == session and f[0] != "Z"]
 
 
 def _wait_for(predicate, timeout: float) -> bool:
@@ -131,18 +135,7 @@ def _start_long_run(run_dir: Path, cwd: Path, *extra: str) -> subprocess.Popen[s
 
 
 def _worker_pids(launcher: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            cmd = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(stat[1]) == launcher and b"spawn_main" in cmd:
-            pids.append(int(entry.name))
-    return pids
+    return [pid for pid, f, cmd in _processes() if int(f[1]) == launcher and b"spawn_main" in cmd]
 
 
 def _training_started(run_dir: Path) -> bool:
