@@ -38,9 +38,11 @@ def main() -> None:
     register_schemas()
     try:
         sys.argv = [sys.argv[0], *prepare_arguments(sys.argv[1:])]
+        _hydra_entry()
     except UserError as err:
         _fail(err)
-    _hydra_entry()
+    except KeyboardInterrupt:  # before the launcher took over: nothing to save
+        sys.exit(130)
     sys.exit(_exit_code)
 
 

@@ -88,6 +88,70 @@ def worker_process(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any)
         raise SystemExit(1) from exc
 
 
+@dataclass
+class Segment:
+    """Up to t_max steps of one episode: what the loss needs, with rewards already clipped."""
+
+    rewards: list[float]
+    terminals: list[bool]
+    episode_over: bool
+
+    @property
+    def steps(self) -> int:
+        return len(self.rewards)
+
+
+class Actor:
+    """One environment, its current observation and the running score of its episode."""
+
+    def __init__(self, cfg: Any, seed: int, generator: torch.Generator) -> None:
+        self.env_cfg = cfg.env
+        self.env = make_env(cfg.env)
+        self.obs, _ = self.env.reset(seed=seed)
+        self.generator = generator
+        self.frame_skip = frames_per_step(cfg.env)
+        self.clip = cfg.env.clip_rewards
+        self.score = 0.0
+        self.episode_frames = 0
+
+    def rollout(self, model: torch.nn.Module, obs_buf: torch.Tensor, action_buf: torch.Tensor,
+                t_max: int) -> Segment:
+        """Act with pi(.|s; theta') until t_max steps or a terminal; fill the buffers.
+
+        ``obs_buf[steps]`` ends up holding the state after the segment, which a
+        non-terminal segment bootstraps from (a time-limit cut included).
+        """
+        rewards: list[float] = []
+        terminals: list[bool] = []
+        episode_over = False
+        with torch.inference_mode():
+            for t in range(t_max):
+                obs_buf[t].copy_(torch.from_numpy(self.obs))
+                logits, _ = model(obs_buf[t : t + 1])
+                action = int(torch.multinomial(logits.softmax(-1)[0], 1,
+                                               generator=self.generator))
+                action_buf[t] = action
+                self.obs, raw_reward, terminated, truncated, info = self.env.step(action)
+                reward = float(raw_reward)
+                self.score += reward
+                self.episode_frames += self.frame_skip
+                terminal = learning_terminal(self.env_cfg, terminated, info)
+                rewards.append(max(-1.0, min(1.0, reward)) if self.clip else reward)
+                terminals.append(terminal)
+                episode_over = terminated or truncated
+                if terminal or episode_over:
+                    break
+            obs_buf[len(rewards)].copy_(torch.from_numpy(self.obs))
+        return Segment(rewards, terminals, episode_over)
+
+    def finish_episode(self) -> tuple[float, int]:
+        """Reset for the next episode; returns the finished one's raw score and frames."""
+        done = (self.score, self.episode_frames)
+        self.score, self.episode_frames = 0.0, 0
+        self.obs, _ = self.env.reset()
+        return done
+
+
 def run_worker(
     spec: WorkerSpec,
     cfg: Any,
@@ -105,57 +169,33 @@ def run_worker(
     torch.set_flush_denormal(True)
     seed = spec.seed(cfg.seed)
     torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
-    env = make_env(cfg.env)
-    obs, _ = env.reset(seed=seed)
-    model = build_model(cfg, env.observation_space, env.action_space)
+    actor = Actor(cfg, seed, torch.Generator().manual_seed(seed))
+    model = build_model(cfg, actor.env.observation_space, actor.env.action_space)
     local_params = list(model.parameters())
     shared_params = list(shared.model.parameters())
-
     algo = cfg.algo
-    t_max = algo.t_max
-    frame_skip = frames_per_step(cfg.env)
-    clip = cfg.env.clip_rewards
-    obs_buf = torch.zeros((t_max + 1, *np.shape(obs)), dtype=torch.from_numpy(obs).dtype)
-    action_buf = torch.zeros(t_max, dtype=torch.int64)
+    obs_buf = torch.zeros((algo.t_max + 1, *np.shape(actor.obs)),
+                          dtype=torch.from_numpy(actor.obs).dtype)
+    action_buf = torch.zeros(algo.t_max, dtype=torch.int64)
     metrics = MetricsAccumulator(cfg.log.interval_seconds)
-    score, episode_frames, updates = 0.0, 0, 0
+    updates = 0
 
     while not shared.stopping():
         frames_now = shared.total_frames()
         if frames_now >= cfg.total_frames:
             break
-        with torch.no_grad():
+        with torch.no_grad():  # theta' <- theta
             for local, remote in zip(local_params, shared_params, strict=True):
                 local.copy_(remote)
 
-        rewards: list[float] = []
-        terminals: list[bool] = []
-        episode_over = False
-        with torch.inference_mode():
-            for t in range(t_max):
-                obs_buf[t].copy_(torch.from_numpy(obs))
-                logits, _ = model(obs_buf[t : t + 1])
-                action = int(torch.multinomial(logits.softmax(-1)[0], 1, generator=generator))
-                action_buf[t] = action
-                obs, raw_reward, terminated, truncated, info = env.step(action)
-                reward = float(raw_reward)
-                score += reward
-                episode_frames += frame_skip
-                terminal = learning_terminal(cfg.env, terminated, info)
-                rewards.append(max(-1.0, min(1.0, reward)) if clip else reward)
-                terminals.append(terminal)
-                episode_over = terminated or truncated
-                if terminal or episode_over:
-                    break
-        steps = len(rewards)
-        # the state after the segment: a time-limit cut still bootstraps from it
-        obs_buf[steps].copy_(torch.from_numpy(obs))
-        shared.frames[spec.worker_id] += steps * frame_skip
+        segment = actor.rollout(model, obs_buf, action_buf, algo.t_max)
+        steps = segment.steps
+        shared.frames[spec.worker_id] += steps * actor.frame_skip
 
         logits, values = model(obs_buf[: steps + 1])
-        bootstrap = 0.0 if terminals[-1] else float(values[steps].detach())
-        returns = torch.tensor(discounted_returns(rewards, terminals, bootstrap, algo.gamma))
+        bootstrap = 0.0 if segment.terminals[-1] else float(values[steps].detach())
+        returns = torch.tensor(discounted_returns(segment.rewards, segment.terminals,
+                                                  bootstrap, algo.gamma))
         loss = a3c_loss(logits[:steps], values[:steps], action_buf[:steps], returns,
                         algo.entropy_beta, algo.value_loss_coef)
         # fresh gradient tensors: nothing to zero, nothing accumulated by accident
@@ -169,11 +209,10 @@ def run_worker(
             "value_loss": loss.value.item(), "entropy": loss.entropy.item() / steps,
             "grad_norm": grad_norm, "lr": lr,
         })
-        if episode_over:
+        if segment.episode_over:
+            score, length = actor.finish_episode()
             outbox.put((messages.EPISODE, spec.worker_id, shared.total_frames(),
-                        shared.wall_time(), score, episode_frames))
-            score, episode_frames = 0.0, 0
-            obs, _ = env.reset()
+                        shared.wall_time(), score, length))
         if metrics.due():
             outbox.put((messages.UPDATES, spec.worker_id, shared.total_frames(), metrics.flush()))
         updates += 1
@@ -182,4 +221,4 @@ def run_worker(
         elif parent_pid is not None and updates % 200 == 0 and os.getppid() != parent_pid:
             log.warning("launcher is gone; stopping")
             break
-    env.close()
+    actor.env.close()
