@@ -1,0 +1,82 @@
+"""What a run writes: CSV rows that survive a resume, the curve, the console's numbers."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from asyncrl.checkpoint import load_checkpoint, save_checkpoint
+from asyncrl.display import Progress, format_duration
+from asyncrl.errors import UserError
+from asyncrl.plots import plot_learning_curve, rolling_mean
+from asyncrl.recorder import Recorder
+
+
+def test_recorder_appends_to_existing_files_with_one_header(tmp_path):
+    first = Recorder(tmp_path, tensorboard=False, score_window=2)
+    first.episode(0, 100, 1.0, -21.0, 800)
+    first.close()
+    second = Recorder(tmp_path, tensorboard=False, score_window=2)
+    second.episode(1, 200, 2.0, -19.0, 900)
+    second.episode(0, 300, 3.0, -17.0, 1000)
+    assert second.recent_mean() == pytest.approx(-18.0)  # window of 2
+    second.close()
+    with (tmp_path / "episodes.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["score"] for r in rows] == ["-21.0", "-19.0", "-17.0"]
+    assert (tmp_path / "episodes.csv").read_text().count("worker,frames") == 1
+
+
+def test_evaluation_rows_hold_every_score(tmp_path):
+    recorder = Recorder(tmp_path, tensorboard=False, score_window=5)
+    recorder.evaluation(1000, 5.0, [1.0, 2.0, 6.0])
+    recorder.close()
+    with (tmp_path / "eval.csv").open() as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert float(row["mean_score"]) == 3.0 and row["scores"] == "1 2 6"
+
+
+def test_rolling_mean_by_hand():
+    assert rolling_mean([1, 3, 5, 7], 2) == [1.0, 2.0, 4.0, 6.0]
+
+
+def test_learning_curve_png_is_drawn_from_episodes(tmp_path):
+    recorder = Recorder(tmp_path, tensorboard=False, score_window=5)
+    for i in range(30):
+        recorder.episode(i % 2, 1000 * i, float(i), -21.0 + i / 3, 100)
+    recorder.close()
+    out = plot_learning_curve(tmp_path, "test")
+    assert out is not None and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_no_curve_without_episodes(tmp_path):
+    Recorder(tmp_path, tensorboard=False, score_window=5).close()
+    assert plot_learning_curve(tmp_path, "empty") is None
+
+
+def test_progress_line_and_eta():
+    p = Progress(frames=250, total=1000, frames_per_second=50.0, recent_score=-20.5,
+                 episodes=3, last_eval=None, workers_alive=2, workers=2)
+    assert p.eta_seconds() == 15.0
+    assert "T=250/1,000 (25.0%)" in p.line() and "recent score=-20.50" in p.line()
+    assert format_duration(3725) == "1:02:05" and format_duration(None) == "?"
+
+
+def test_checkpoint_round_trip_and_atomic_replace(tmp_path):
+    path = tmp_path / "checkpoints" / "last.pt"
+    payload = {"model": {}, "optimizer": {}, "frames": 7, "wall_time": 1.5, "generation": 0,
+               "config": {"lr": 0.1}}
+    save_checkpoint(path, payload)
+    save_checkpoint(path, {**payload, "frames": 9})
+    assert load_checkpoint(path)["frames"] == 9
+    assert [p.name for p in path.parent.iterdir()] == ["last.pt"]  # no temporary files left
+
+
+def test_checkpoint_without_the_expected_keys_is_refused(tmp_path):
+    import torch
+
+    path = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(2)}, path)
+    with pytest.raises(UserError, match="not an asyncrl checkpoint"):
+        load_checkpoint(path)
