@@ -18,12 +18,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from asyncrl.algos.a3c import a3c_loss
-from asyncrl.algos.returns import discounted_returns
 from asyncrl.cli import compose_config
 from asyncrl.config import register_schemas
 from asyncrl.envs import frames_per_step, make_env
@@ -31,7 +30,7 @@ from asyncrl.launcher import START_METHOD
 from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer, clip_grad_norm
 from asyncrl.shared import SharedState
-from asyncrl.worker import WorkerSpec, worker_process
+from asyncrl.worker import Actor, WorkerSpec, segment_gradients, worker_process
 
 WARMUP_S = 5.0
 
@@ -99,22 +98,41 @@ def training_fps(cfg: Any, seconds: float) -> float:
     return rate
 
 
-def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
-    """Where one worker's time goes: the worker loop's phases, timed in this process.
+class TimedEnv(gym.Wrapper):
+    """Counts the seconds spent inside ``step`` and ``reset`` of the wrapped environment."""
 
-    The same steps as ``worker.run_worker`` with a clock around each; fractions of wall time.
-    """
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.seconds = 0.0
+
+    def step(self, action: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.env.step(action)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def reset(self, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.env.reset(**kwargs)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
+    """Where one worker's time goes: the worker loop's own pieces, timed in this process."""
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
-    env = make_env(cfg.env)
-    obs, _ = env.reset(seed=0)
-    shared = build_model(cfg, env.observation_space, env.action_space)
-    local = build_model(cfg, env.observation_space, env.action_space)
+    actor = Actor(cfg, 0, torch.Generator().manual_seed(0))
+    actor.env = timed = TimedEnv(actor.env)
+    shared = build_model(cfg, actor.env.observation_space, actor.env.action_space)
+    local = build_model(cfg, actor.env.observation_space, actor.env.action_space)
     optimizer = build_optimizer(cfg.optimizer, shared.parameters())
     local_params, shared_params = list(local.parameters()), list(shared.parameters())
     t_max = cfg.algo.t_max
-    obs_buf = torch.zeros((t_max + 1, *obs.shape), dtype=torch.uint8)
-    actions = torch.zeros(t_max, dtype=torch.int64)
+    obs_buf = torch.zeros((t_max + 1, *np.shape(actor.obs)), dtype=torch.uint8)
+    action_buf = torch.zeros(t_max, dtype=torch.int64)
     spent = dict.fromkeys(("sync", "act", "env", "loss+backward", "clip", "optimizer"), 0.0)
     clock = time.perf_counter
     start = clock()
@@ -123,39 +141,25 @@ def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
         with torch.no_grad():
             for mine, theirs in zip(local_params, shared_params, strict=True):
                 mine.copy_(theirs)
-        spent["sync"] += clock() - t0
-        rewards, terminals = [], []
-        with torch.inference_mode():
-            for t in range(t_max):
-                t0 = clock()
-                obs_buf[t].copy_(torch.from_numpy(obs))
-                logits, _ = local(obs_buf[t : t + 1])
-                actions[t] = int(torch.multinomial(logits.softmax(-1)[0], 1))
-                t1 = clock()
-                obs, reward, terminated, truncated, _ = env.step(int(actions[t]))
-                spent["act"] += t1 - t0
-                spent["env"] += clock() - t1
-                rewards.append(float(reward))
-                terminals.append(bool(terminated))
-                if terminated or truncated:
-                    obs, _ = env.reset()
-                    break
-        t0 = clock()
-        n = len(rewards)
-        obs_buf[n].copy_(torch.from_numpy(obs))
-        logits, values = local(obs_buf[: n + 1])
-        returns = torch.tensor(discounted_returns(rewards, terminals, float(values[n].detach()),
-                                                  cfg.algo.gamma))
-        loss = a3c_loss(logits[:n], values[:n], actions[:n], returns, cfg.algo.entropy_beta,
-                        cfg.algo.value_loss_coef)
-        grads = torch.autograd.grad(loss.total, local_params)
         t1 = clock()
-        clip_grad_norm(grads, cfg.algo.max_grad_norm)
+        env_before = timed.seconds
+        segment = actor.rollout(local, obs_buf, action_buf, t_max)
+        if segment.episode_over:
+            actor.finish_episode()
         t2 = clock()
+        grads, _ = segment_gradients(local, local_params, obs_buf, action_buf, segment,
+                                     cfg.algo)
+        t3 = clock()
+        clip_grad_norm(grads, cfg.algo.max_grad_norm)
+        t4 = clock()
         optimizer.step(grads, cfg.lr)
-        spent["loss+backward"] += t1 - t0
-        spent["clip"] += t2 - t1
-        spent["optimizer"] += clock() - t2
+        env_time = timed.seconds - env_before
+        spent["sync"] += t1 - t0
+        spent["env"] += env_time
+        spent["act"] += t2 - t1 - env_time
+        spent["loss+backward"] += t3 - t2
+        spent["clip"] += t4 - t3
+        spent["optimizer"] += clock() - t4
     elapsed = clock() - start
     return {name: value / elapsed for name, value in spent.items()}
 

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from asyncrl import messages
-from asyncrl.algos.a3c import a3c_loss
+from asyncrl.algos.a3c import A3CLoss, a3c_loss
 from asyncrl.algos.returns import discounted_returns
 from asyncrl.envs import frames_per_step, learning_terminal, make_env
 from asyncrl.nets import build_model
@@ -152,6 +152,26 @@ class Actor:
         return done
 
 
+def segment_gradients(
+    model: torch.nn.Module,
+    params: list[torch.nn.Parameter],
+    obs_buf: torch.Tensor,
+    action_buf: torch.Tensor,
+    segment: Segment,
+    algo: Any,
+) -> tuple[tuple[torch.Tensor, ...], A3CLoss]:
+    """d(theta') of the segment's loss: one batched forward over its states, one backward."""
+    steps = segment.steps
+    logits, values = model(obs_buf[: steps + 1])
+    bootstrap = 0.0 if segment.terminals[-1] else float(values[steps].detach())
+    returns = torch.tensor(discounted_returns(segment.rewards, segment.terminals, bootstrap,
+                                              algo.gamma))
+    loss = a3c_loss(logits[:steps], values[:steps], action_buf[:steps], returns,
+                    algo.entropy_beta, algo.value_loss_coef)
+    # fresh gradient tensors: nothing to zero, nothing accumulated by accident
+    return torch.autograd.grad(loss.total, params), loss
+
+
 def run_worker(
     spec: WorkerSpec,
     cfg: Any,
@@ -189,24 +209,15 @@ def run_worker(
                 local.copy_(remote)
 
         segment = actor.rollout(model, obs_buf, action_buf, algo.t_max)
-        steps = segment.steps
-        shared.frames[spec.worker_id] += steps * actor.frame_skip
-
-        logits, values = model(obs_buf[: steps + 1])
-        bootstrap = 0.0 if segment.terminals[-1] else float(values[steps].detach())
-        returns = torch.tensor(discounted_returns(segment.rewards, segment.terminals,
-                                                  bootstrap, algo.gamma))
-        loss = a3c_loss(logits[:steps], values[:steps], action_buf[:steps], returns,
-                        algo.entropy_beta, algo.value_loss_coef)
-        # fresh gradient tensors: nothing to zero, nothing accumulated by accident
-        grads = torch.autograd.grad(loss.total, local_params)
+        shared.frames[spec.worker_id] += segment.steps * actor.frame_skip
+        grads, loss = segment_gradients(model, local_params, obs_buf, action_buf, segment, algo)
         grad_norm = clip_grad_norm(grads, algo.max_grad_norm)
         lr = annealed_lr(cfg.lr, frames_now, cfg.total_frames)
         shared.optimizer.step(grads, lr)
 
         metrics.add({
             "loss": loss.total.item(), "policy_loss": loss.policy.item(),
-            "value_loss": loss.value.item(), "entropy": loss.entropy.item() / steps,
+            "value_loss": loss.value.item(), "entropy": loss.entropy.item() / segment.steps,
             "grad_norm": grad_norm, "lr": lr,
         })
         if segment.episode_over:
