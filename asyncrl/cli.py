@@ -26,7 +26,8 @@ from asyncrl.paths import config_dir
 log = logging.getLogger("asyncrl")
 
 # what may change when a run is resumed; the rest comes from the run's own config
-RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "log.", "eval.",
+RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "stall_seconds",
+                  "log.", "eval.",
                   "checkpoint.")
 EXIT_USER_ERROR = 2
 

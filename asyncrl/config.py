@@ -120,6 +120,7 @@ class TrainConfig:
     serial: bool = False
     resume: str | None = None
     max_worker_restarts: int = 3
+    stall_seconds: float = 300.0
     eval: EvalConfig = field(default_factory=EvalConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     log: LogConfig = field(default_factory=LogConfig)
@@ -158,6 +159,8 @@ def validate(cfg: Any) -> None:
         raise UserError(f"algo.gamma={cfg.algo.gamma}: must lie in [0, 1]")
     if cfg.max_worker_restarts < 0:
         raise UserError("max_worker_restarts must be 0 or more")
+    if not cfg.stall_seconds > 0:
+        raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
     if cfg.eval.episodes < 0:
         raise UserError("eval.episodes must be 0 or more")
     _validate_env(cfg.env)

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 START_METHOD = "spawn"  # explicit: fork would copy the launcher's threads and locks
 JOIN_TIMEOUT_S = 15.0
 PROGRESS_LOG_EVERY_S = 30.0
+STARTUP_GRACE_S = 120.0
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -53,6 +54,8 @@ class Supervision:
     processes: dict[int, Any] = field(default_factory=dict)
     restarts: dict[int, int] = field(default_factory=dict)
     reasons: dict[int, str] = field(default_factory=dict)
+    # slot -> (its frame count, when that count last changed, whether it ever changed)
+    progress: dict[int, tuple[int, float, bool]] = field(default_factory=dict)
     evaluator: Any = None
 
 
@@ -170,9 +173,11 @@ class Launcher:
                                     args=(spec, self.cfg, self.shared, self._queue), daemon=True)
         process.start()
         sup.processes[slot] = process
+        sup.progress[slot] = (int(self.shared.frames[slot]), time.monotonic(), False)
 
     def _supervise(self, sup: Supervision) -> None:
         """Restart a worker that died, up to ``max_worker_restarts`` times, else stop the run."""
+        self._kill_stalled(sup)
         for slot, process in list(sup.processes.items()):
             if process.is_alive() or process.exitcode == 0:
                 continue
@@ -184,6 +189,25 @@ class Launcher:
             log.warning("worker %d died (%s); restarting it (%d/%d)", slot, reason,
                         sup.restarts[slot], self.cfg.max_worker_restarts)
             self._start_worker(sup, slot)
+
+    def _kill_stalled(self, sup: Supervision) -> None:
+        """A live worker whose frame count has not moved for ``stall_seconds`` is hung: kill it,
+        so that the restart logic takes over and the run never waits forever."""
+        now = time.monotonic()
+        for slot, process in sup.processes.items():
+            frames = int(self.shared.frames[slot])
+            last_frames, since, started = sup.progress[slot]
+            # starting a process (imports, first env reset) may take longer than a step
+            allowed = self.cfg.stall_seconds if started else max(self.cfg.stall_seconds,
+                                                                 STARTUP_GRACE_S)
+            if frames != last_frames:
+                sup.progress[slot] = (frames, now, True)
+            elif process.is_alive() and now - since >= allowed:
+                log.warning("worker %d made no progress for %.0f s; killing it", slot,
+                            now - since)
+                sup.reasons[slot] = f"no progress for {now - since:.0f} s"
+                process.kill()
+                process.join(5.0)
 
     # ---- messages and bookkeeping ------------------------------------------------------
 

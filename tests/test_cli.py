@@ -194,3 +194,21 @@ def test_a_worker_that_keeps_dying_stops_the_run_with_its_reason(workdir):
     assert "killed by SIGKILL) after 0 restarts; stopping the run" in output
     assert checkpoint_frames(run_dir) > 0
     assert _wait_for(lambda: not _session_processes(proc.pid), 10)
+
+
+def test_a_hung_worker_is_killed_and_restarted(workdir):
+    run_dir = workdir / "run"
+    proc = _start_long_run(run_dir, workdir, "stall_seconds=4")
+    try:
+        assert _wait_for(lambda: _training_started(run_dir), 120)
+        os.kill(_worker_pids(proc.pid)[0], signal.SIGSTOP)  # alive, but never steps again
+        assert _wait_for(lambda: "no progress for" in (run_dir / "asyncrl.log").read_text(), 60)
+        assert _wait_for(lambda: "restarting it (1/3)" in
+                         (run_dir / "asyncrl.log").read_text(), 30)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert _wait_for(lambda: not _session_processes(proc.pid), 10)
