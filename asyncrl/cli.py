@@ -27,8 +27,7 @@ log = logging.getLogger("asyncrl")
 
 # what may change when a run is resumed; the rest comes from the run's own config
 RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "stall_seconds",
-                  "log.", "eval.",
-                  "checkpoint.")
+                  "log.", "eval.", "checkpoint.")
 EXIT_USER_ERROR = 2
 
 _exit_code = 0
