@@ -38,3 +38,14 @@ def test_serial_runs_with_one_seed_agree_and_other_seeds_differ(tmp_path):
     pa, pb, pc = ([p.detach() for p in x.shared.model.parameters()] for x in (a, b, c))
     assert all(torch.equal(x, y) for x, y in zip(pa, pb, strict=True))
     assert not all(torch.equal(x, y) for x, y in zip(pa, pc, strict=True))
+
+
+def test_every_layer_of_the_conv_network_gets_gradient_on_pong(tmp_path):
+    launcher = Launcher(compose("env=atari/pong", "serial=true", "workers=1",
+                                "total_frames=400", "log.progress=false",
+                                "log.tensorboard=false", "eval.episodes=0"), tmp_path)
+    before = {n: p.detach().clone() for n, p in launcher.shared.model.named_parameters()}
+    assert launcher.run() == 0
+    unchanged = [n for n, p in launcher.shared.model.named_parameters()
+                 if torch.equal(before[n], p)]
+    assert not unchanged
