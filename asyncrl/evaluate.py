@@ -24,7 +24,7 @@ from torch import nn
 from asyncrl import messages
 from asyncrl.checkpoint import checkpoint_path, load_checkpoint
 from asyncrl.config import typed_config
-from asyncrl.envs import make_env
+from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
 from asyncrl.nets import build_model
 from asyncrl.seeding import derive_seed
@@ -67,7 +67,7 @@ class Evaluator:
         self.env.reset(seed=seed)
         self.generator = torch.Generator().manual_seed(seed)
         self.model = build_model(cfg, self.env.observation_space, self.env.action_space)
-        self.max_steps = max(1, cfg.eval.max_episode_frames // _frame_skip(cfg))
+        self.max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
         self.interval = cfg.eval.interval_frames
         self.next_at = self._boundary_after(shared.total_frames())
 
@@ -109,10 +109,6 @@ def evaluator_process(cfg: Any, shared: SharedState, outbox: Any) -> None:
         message = evaluator.run(frames)
         if message is not None:
             outbox.put(message)
-
-
-def _frame_skip(cfg: Any) -> int:
-    return int(getattr(cfg.env, "frame_skip", 1))
 
 
 def load_policy(source: Path) -> tuple[Any, nn.Module, dict[str, Any]]:
@@ -173,7 +169,7 @@ def evaluate(args: argparse.Namespace) -> int:
     env = make_env(cfg.env, render_mode="rgb_array" if args.video else None)
     env.reset(seed=args.seed)
     generator = torch.Generator().manual_seed(args.seed)
-    max_steps = max(1, cfg.eval.max_episode_frames // _frame_skip(cfg))
+    max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
     scores = []
     for episode in range(args.episodes):
         frames: list[Any] | None = [] if args.video and episode == 0 else None
