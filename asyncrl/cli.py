@@ -60,7 +60,7 @@ def prepare_arguments(args: list[str]) -> list[str]:
     if resume is None:
         validate(compose_config(overrides, as_object=True))
         return args
-    cfg = resumed_config(resume, overrides)
+    cfg, _ = resumed_config(resume, overrides)
     validate(OmegaConf.to_object(cfg))
     return [*args, f"hydra.run.dir={resume}", "hydra.output_subdir=null"]
 
@@ -133,8 +133,9 @@ def _resume_dir(overrides: Sequence[str]) -> Path | None:
     return None
 
 
-def resumed_config(resume: Path, overrides: Sequence[str]) -> DictConfig:
-    """The config a run was started with, plus the few keys a resume may change."""
+def resumed_config(resume: Path, overrides: Sequence[str]) -> tuple[DictConfig, dict[str, Any]]:
+    """The config a run was started with, plus the few keys a resume may change; and the
+    checkpoint it came from."""
     if not resume.is_dir():
         raise UserError(f"resume={resume}: no such run directory")
     payload = load_checkpoint(checkpoint_path(resume))
@@ -151,7 +152,7 @@ def resumed_config(resume: Path, overrides: Sequence[str]) -> DictConfig:
     except Exception as exc:
         raise UserError(describe_config_error(exc)) from None
     cfg.resume = str(resume)
-    return cfg  # type: ignore[return-value]
+    return cfg, payload  # type: ignore[return-value]
 
 
 def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
@@ -161,8 +162,7 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
     payload = None
     if cfg.resume:
         run_dir = Path(cfg.resume)
-        cfg = resumed_config(run_dir, overrides)
-        payload = load_checkpoint(checkpoint_path(run_dir))
+        cfg, payload = resumed_config(run_dir, overrides)
         log.info("resuming %s from T=%d", run_dir, payload["frames"])
     train_cfg = OmegaConf.to_object(cfg)
     validate(train_cfg)
