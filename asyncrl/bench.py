@@ -1,4 +1,4 @@
-"""Throughput benchmark: A3C training frames/s against the raw environment's frames/s.
+"""Throughput benchmark: training frames/s of each algorithm against the raw environment's.
 
     python -m asyncrl.bench --workers 1 2 --seconds 30      (what ``nox -s bench`` runs)
 
@@ -23,14 +23,14 @@ import numpy as np
 import torch
 import torch.multiprocessing as mp
 
+from asyncrl.algos import ALGORITHMS, build_algorithm
 from asyncrl.cli import compose_config
 from asyncrl.config import register_schemas
 from asyncrl.envs import frames_per_step, make_env
-from asyncrl.launcher import START_METHOD
+from asyncrl.launcher import START_METHOD, build_shared_state
 from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer, clip_grad_norm
-from asyncrl.shared import SharedState
-from asyncrl.worker import Actor, WorkerSpec, segment_gradients, worker_process
+from asyncrl.worker import Actor, WorkerSpec, worker_process
 
 WARMUP_S = 5.0
 
@@ -66,11 +66,8 @@ def raw_env_fps(cfg: Any, processes: int, seconds: float) -> float:
 
 
 def training_fps(cfg: Any, seconds: float) -> float:
-    """Frames/s of T while ``cfg.workers`` A3C workers train one shared model."""
-    probe = make_env(cfg.env)
-    model = build_model(cfg, probe.observation_space, probe.action_space)
-    shared = SharedState.create(model, build_optimizer(cfg.optimizer, model.parameters()),
-                                cfg.workers)
+    """Frames/s of T while ``cfg.workers`` workers of ``cfg.algo`` train one shared model."""
+    shared = build_shared_state(cfg)
     ctx: Any = mp.get_context(START_METHOD)
     outbox = ctx.Queue()
     procs = [ctx.Process(target=worker_process, args=(WorkerSpec(i), cfg, shared, outbox),
@@ -124,13 +121,15 @@ def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
     """Where one worker's time goes: the worker loop's own pieces, timed in this process."""
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
-    actor = Actor(cfg, 0, torch.Generator().manual_seed(0))
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0))
+    actor = Actor(cfg, 0, algorithm)
     actor.env = timed = TimedEnv(actor.env)
     shared = build_model(cfg, actor.env.observation_space, actor.env.action_space)
     local = build_model(cfg, actor.env.observation_space, actor.env.action_space)
     optimizer = build_optimizer(cfg.optimizer, shared.parameters())
     local_params, shared_params = list(local.parameters()), list(shared.parameters())
-    t_max = cfg.algo.t_max
+    target = build_model(cfg, actor.env.observation_space, actor.env.action_space)
+    t_max = algorithm.segment_steps
     obs_buf = torch.zeros((t_max + 1, *np.shape(actor.obs)), dtype=torch.uint8)
     action_buf = torch.zeros(t_max, dtype=torch.int64)
     spent = dict.fromkeys(("sync", "act", "env", "loss+backward", "clip", "optimizer"), 0.0)
@@ -143,12 +142,12 @@ def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
                 mine.copy_(theirs)
         t1 = clock()
         env_before = timed.seconds
-        segment = actor.rollout(local, obs_buf, action_buf, t_max)
+        segment = actor.rollout(local, obs_buf, action_buf, t_max, 0)
         if segment.episode_over:
             actor.finish_episode()
         t2 = clock()
-        grads, _ = segment_gradients(local, local_params, obs_buf, action_buf, segment,
-                                     cfg.algo)
+        loss, _ = algorithm.loss(local, target, segment.batch(obs_buf, action_buf))
+        grads = torch.autograd.grad(loss, local_params)
         t3 = clock()
         clip_grad_norm(grads, cfg.algo.max_grad_norm)
         t4 = clock()
@@ -177,28 +176,32 @@ def machine() -> str:
             f"torch {torch.__version__}")
 
 
-def run(workers: list[int], seconds: float, overrides: list[str]
-        ) -> tuple[list[dict[str, float]], dict[str, float]]:
+def run(workers: list[int], algos: list[str], seconds: float, overrides: list[str]
+        ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     register_schemas()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for n in workers:
-        cfg = compose_config([f"workers={n}", "eval.episodes=0", "log.tensorboard=false",
-                              "total_frames=1_000_000_000", *overrides], as_object=True)
-        raw = raw_env_fps(cfg, n, seconds)
-        train = training_fps(cfg, seconds)
-        rows.append({"workers": n, "raw": raw, "train": train, "ratio": train / raw})
-        print(f"workers={n}: raw env {raw:,.0f} frames/s, A3C training {train:,.0f} frames/s, "
-              f"ratio {train / raw:.3f}", flush=True)
+        base = [f"workers={n}", "eval.episodes=0", "log.tensorboard=false",
+                "total_frames=1_000_000_000", *overrides]
+        raw = raw_env_fps(compose_config(base, as_object=True), n, seconds)
+        print(f"workers={n}: raw env {raw:,.0f} frames/s", flush=True)
+        for algo in algos:
+            cfg = compose_config([f"algo={algo}", *base], as_object=True)
+            train = training_fps(cfg, seconds)
+            rows.append({"algo": algo, "workers": n, "raw": raw, "train": train,
+                         "ratio": train / raw})
+            print(f"workers={n}: {algo} training {train:,.0f} frames/s, ratio "
+                  f"{train / raw:.3f}", flush=True)
     cfg = compose_config(["workers=1", *overrides], as_object=True)
     phases = phase_split(cfg, seconds)
-    print("one worker's time: " + ", ".join(f"{k} {v:.0%}" for k, v in phases.items()))
+    print("one A3C worker's time: " + ", ".join(f"{k} {v:.0%}" for k, v in phases.items()))
     return rows, phases
 
 
-def markdown(rows: list[dict[str, float]], phases: dict[str, float], seconds: float,
+def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: float,
              overrides: list[str], command: str) -> str:
     lines = [
-        "## A3C-FF training throughput on Atari Pong",
+        "## Training throughput on Atari Pong, feed-forward network",
         "",
         f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}.",
         f"Command: `{command}` ({seconds:g} s per measurement after a {WARMUP_S:g} s warm-up"
@@ -208,16 +211,16 @@ def markdown(rows: list[dict[str, float]], phases: dict[str, float], seconds: fl
         "repeat 4) with random actions, one environment per process, as many processes as "
         "workers. Ratio: training frames/s over raw frames/s, measured in the same run.",
         "",
-        "| workers | raw env frames/s | A3C training frames/s | training frames/s per worker "
+        "| algo | workers | raw env frames/s | training frames/s | training frames/s per worker "
         "| ratio |",
-        "| ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
-        lines.append(f"| {r['workers']:.0f} | {r['raw']:,.0f} | {r['train']:,.0f} | "
+        lines.append(f"| {r['algo']} | {r['workers']:.0f} | {r['raw']:,.0f} | {r['train']:,.0f} | "
                      f"{r['train'] / r['workers']:,.0f} | {r['ratio']:.3f} |")
     lines += [
         "",
-        "Where one worker's time goes (the worker loop's phases timed in one process, "
+        "Where one A3C worker's time goes (the worker loop's phases timed in one process, "
         f"{seconds:g} s; fractions of wall time):",
         "",
         "| " + " | ".join(phases) + " |",
@@ -230,11 +233,12 @@ def markdown(rows: list[dict[str, float]], phases: dict[str, float], seconds: fl
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m asyncrl.bench", description=__doc__)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--algos", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--output", type=Path, default=Path("docs/benchmarks.md"))
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
     args = parser.parse_args(argv)
-    rows, phases = run(args.workers, args.seconds, args.overrides)
+    rows, phases = run(args.workers, args.algos, args.seconds, args.overrides)
     command = "nox -s bench" if argv is None else "python -m asyncrl.bench"
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text("# Benchmarks\n\n" + markdown(rows, phases, args.seconds,

@@ -41,6 +41,47 @@ class A3CConfig:
 
 
 @dataclass
+class ValueBasedConfig:
+    """What the three value-based methods share (paper, Supp. 8 "Experimental Setup")."""
+
+    name: str = MISSING
+    gamma: float = 0.99
+    max_grad_norm: float = 40.0
+    target_update_frames: int = 40_000
+    epsilon_finals: list[float] = field(default_factory=lambda: [0.1, 0.01, 0.5])
+    epsilon_probabilities: list[float] = field(default_factory=lambda: [0.4, 0.3, 0.3])
+    epsilon_anneal_frames: int = 4_000_000
+    eval_epsilon: float = 0.05
+
+
+@dataclass
+class OneStepQConfig(ValueBasedConfig):
+    """One-step Q-learning (paper, Algorithm 1)."""
+
+    name: str = "one_step_q"
+    async_update: int = 5
+
+
+@dataclass
+class OneStepSarsaConfig(ValueBasedConfig):
+    """One-step Sarsa: Algorithm 1 with the target r + gamma Q(s', a'; theta^-)."""
+
+    name: str = "one_step_sarsa"
+    async_update: int = 5
+
+
+@dataclass
+class NStepQConfig(ValueBasedConfig):
+    """n-step Q-learning (paper, Algorithm S2)."""
+
+    name: str = "nstep_q"
+    t_max: int = 5
+
+
+VALUE_BASED = ("one_step_q", "one_step_sarsa", "nstep_q")
+
+
+@dataclass
 class AtariEnvConfig:
     """An ALE game with DQN preprocessing."""
 
@@ -76,12 +117,39 @@ class FFNetworkConfig:
 
 
 @dataclass
+class LSTMNetworkConfig(FFNetworkConfig):
+    """The feed-forward torso followed by an LSTM (paper, Section 5.1: 256 cells)."""
+
+    name: str = "lstm"
+    lstm_size: int = 256
+
+
+@dataclass
 class SharedRMSPropConfig:
     """RMSProp whose squared-gradient statistics g are shared by all workers."""
 
     name: str = "shared_rmsprop"
     alpha: float = 0.99
     eps: float = 0.1
+    initial_square_avg: float = 0.0
+
+
+@dataclass
+class RMSPropConfig:
+    """RMSProp with each worker keeping its own statistics g."""
+
+    name: str = "rmsprop"
+    alpha: float = 0.99
+    eps: float = 0.1
+    initial_square_avg: float = 0.0
+
+
+@dataclass
+class MomentumSGDConfig:
+    """Momentum SGD with each worker keeping its own momentum m."""
+
+    name: str = "momentum_sgd"
+    momentum: float = 0.99
 
 
 @dataclass
@@ -127,10 +195,12 @@ class TrainConfig:
 
 
 SCHEMAS: dict[str, dict[str, type]] = {
-    "algo": {"a3c": A3CConfig},
+    "algo": {"a3c": A3CConfig, "one_step_q": OneStepQConfig,
+             "one_step_sarsa": OneStepSarsaConfig, "nstep_q": NStepQConfig},
     "env": {"atari": AtariEnvConfig, "gym": GymEnvConfig},
-    "network": {"ff": FFNetworkConfig},
-    "optimizer": {"shared_rmsprop": SharedRMSPropConfig},
+    "network": {"ff": FFNetworkConfig, "lstm": LSTMNetworkConfig},
+    "optimizer": {"shared_rmsprop": SharedRMSPropConfig, "rmsprop": RMSPropConfig,
+                  "momentum_sgd": MomentumSGDConfig},
 }
 
 
@@ -153,10 +223,13 @@ def validate(cfg: Any) -> None:
         raise UserError(f"lr={cfg.lr}: the learning rate must be positive")
     if cfg.serial and cfg.workers != 1:
         raise UserError(f"serial=true runs one worker in-process; got workers={cfg.workers}")
-    if cfg.algo.t_max < 1:
-        raise UserError(f"algo.t_max={cfg.algo.t_max}: must be at least 1")
+    for key in ("t_max", "async_update", "target_update_frames"):
+        if getattr(cfg.algo, key, 1) < 1:
+            raise UserError(f"algo.{key}={getattr(cfg.algo, key)}: must be at least 1")
     if not 0 <= cfg.algo.gamma <= 1:
         raise UserError(f"algo.gamma={cfg.algo.gamma}: must lie in [0, 1]")
+    if cfg.algo.name in VALUE_BASED:
+        _validate_exploration(cfg.algo)
     if cfg.max_worker_restarts < 0:
         raise UserError("max_worker_restarts must be 0 or more")
     if not cfg.stall_seconds > 0:
@@ -164,6 +237,37 @@ def validate(cfg: Any) -> None:
     if cfg.eval.episodes < 0:
         raise UserError("eval.episodes must be 0 or more")
     _validate_env(cfg.env)
+    _validate_combination(cfg)
+
+
+def _validate_exploration(algo: Any) -> None:
+    finals, probabilities = list(algo.epsilon_finals), list(algo.epsilon_probabilities)
+    if not finals or len(finals) != len(probabilities):
+        raise UserError(f"algo.epsilon_finals {finals} and algo.epsilon_probabilities "
+                        f"{probabilities} must be non-empty and of the same length")
+    if any(not 0 <= e <= 1 for e in [*finals, algo.eval_epsilon]):
+        raise UserError("algo.epsilon_finals and algo.eval_epsilon must lie in [0, 1]")
+    if any(p < 0 for p in probabilities) or abs(sum(probabilities) - 1.0) > 1e-6:
+        raise UserError(f"algo.epsilon_probabilities {probabilities} must be non-negative "
+                        "and sum to 1")
+
+
+def _validate_combination(cfg: Any) -> None:
+    """Pairs of choices that each compose but cannot work together."""
+    value_based = cfg.algo.name in VALUE_BASED
+    if value_based and cfg.network.name == "gaussian":
+        raise UserError(f"algo={cfg.algo.name} needs one Q-value per discrete action, which "
+                        "network=gaussian does not give; use network=ff or network=lstm, or "
+                        "algo=a3c for a Gaussian policy")
+    if cfg.env.family == "gym":
+        import gymnasium as gym
+
+        space = gym.make(cfg.env.id).action_space
+        if not isinstance(space, gym.spaces.Discrete):
+            what = (f"algo={cfg.algo.name} picks the best of finitely many actions"
+                    if value_based else f"network={cfg.network.name} has a softmax policy")
+            raise UserError(f"{cfg.env.id} has continuous actions {space}, but {what}; "
+                            "asyncrl's discrete-action algorithms cannot drive it")
 
 
 def _validate_env(env: Any) -> None:

@@ -22,6 +22,7 @@ from omegaconf import OmegaConf
 from torch import nn
 
 from asyncrl import messages
+from asyncrl.algos import build_algorithm
 from asyncrl.checkpoint import checkpoint_path, load_checkpoint
 from asyncrl.config import typed_config
 from asyncrl.envs import frames_per_step, make_env
@@ -34,21 +35,24 @@ EVALUATOR_SEED_KEY = 10_000
 
 
 def play_episode(
-    model: nn.Module,
+    model: Any,
+    algorithm: Any,
     env: gym.Env,
-    generator: torch.Generator,
     max_steps: int,
     frames: list[Any] | None = None,
 ) -> float:
-    """One whole episode with actions sampled from the policy; returns the raw score."""
+    """One whole episode with the algorithm's evaluation policy (A3C samples pi; the
+    value-based methods act epsilon-greedily with ``algo.eval_epsilon``); returns the raw
+    score. A recurrent network starts from a fresh state of its own."""
     obs, _ = env.reset()
     score = 0.0
+    state = model.initial_state()
     with torch.inference_mode():
         for _ in range(max_steps):
             if frames is not None:
                 frames.append(env.render())
-            logits, _ = model(torch.from_numpy(obs).unsqueeze(0))
-            action = int(torch.multinomial(logits.softmax(-1)[0], 1, generator=generator))
+            action, state = algorithm.eval_act(model, torch.from_numpy(obs).unsqueeze(0),
+                                               state, 0)
             obs, reward, terminated, truncated, _ = env.step(action)
             score += float(reward)
             if terminated or truncated:
@@ -65,7 +69,7 @@ class Evaluator:
         self.env = make_env(cfg.env)
         seed = derive_seed(cfg.seed, EVALUATOR_SEED_KEY, shared.base_frames)
         self.env.reset(seed=seed)
-        self.generator = torch.Generator().manual_seed(seed)
+        self.algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
         self.model = build_model(cfg, self.env.observation_space, self.env.action_space)
         self.max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
         self.interval = cfg.eval.interval_frames
@@ -85,7 +89,7 @@ class Evaluator:
         for _ in range(self.cfg.eval.episodes):
             if self.shared.stopping():
                 break
-            scores.append(play_episode(self.model, self.env, self.generator, self.max_steps))
+            scores.append(play_episode(self.model, self.algorithm, self.env, self.max_steps))
         if not scores:
             return None
         return (messages.EVAL, frames, self.shared.wall_time(), scores)
@@ -168,12 +172,12 @@ def evaluate(args: argparse.Namespace) -> int:
     cfg, model, payload = load_policy(args.source)
     env = make_env(cfg.env, render_mode="rgb_array" if args.video else None)
     env.reset(seed=args.seed)
-    generator = torch.Generator().manual_seed(args.seed)
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(args.seed))
     max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
     scores = []
     for episode in range(args.episodes):
         frames: list[Any] | None = [] if args.video and episode == 0 else None
-        scores.append(play_episode(model, env, generator, max_steps, frames))
+        scores.append(play_episode(model, algorithm, env, max_steps, frames))
         print(f"episode {episode + 1}/{args.episodes}: score {scores[-1]:g}")
         if frames is not None:
             write_video(frames, args.video)

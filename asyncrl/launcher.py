@@ -21,6 +21,7 @@ import torch.multiprocessing as mp
 from omegaconf import OmegaConf
 
 from asyncrl import messages
+from asyncrl.algos import ALGORITHMS
 from asyncrl.checkpoint import checkpoint_path, save_checkpoint
 from asyncrl.display import LiveDisplay, Progress
 from asyncrl.envs import make_env
@@ -31,7 +32,7 @@ from asyncrl.plots import plot_learning_curve
 from asyncrl.recorder import Recorder
 from asyncrl.seeding import seed_everything
 from asyncrl.shared import SharedState
-from asyncrl.worker import WorkerSpec, run_worker, worker_process
+from asyncrl.worker import LOOP_METRICS, WorkerSpec, run_worker, worker_process
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,17 @@ def config_container(cfg: Any) -> dict[str, Any]:
     return OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)  # type: ignore[return-value]
 
 
+def build_shared_state(cfg: Any) -> SharedState:
+    """The shared model (and target network) for ``cfg``, with its optimizer's statistics,
+    all in shared memory."""
+    probe = make_env(cfg.env)
+    model = build_model(cfg, probe.observation_space, probe.action_space)
+    probe.close()
+    optimizer = build_optimizer(cfg.optimizer, model.parameters(), cfg.workers)
+    return SharedState.create(model, optimizer, cfg.workers,
+                              with_target=ALGORITHMS[cfg.algo.name].uses_target)
+
+
 class Launcher:
     """One training run: ``Launcher(cfg, run_dir, resume_from).run()`` returns an exit code."""
 
@@ -71,11 +83,7 @@ class Launcher:
         self.run_dir = Path(run_dir)
         self.generation = 0
         seed_everything(cfg.seed)
-        probe = make_env(cfg.env)
-        model = build_model(cfg, probe.observation_space, probe.action_space)
-        probe.close()
-        optimizer = build_optimizer(cfg.optimizer, model.parameters())
-        self.shared = SharedState.create(model, optimizer, cfg.workers)
+        self.shared = build_shared_state(cfg)
         if resume_from is not None:
             self._restore(resume_from)
         self.recorder: Recorder | None = None
@@ -87,7 +95,12 @@ class Launcher:
 
     def _restore(self, payload: dict[str, Any]) -> None:
         self.shared.model.load_state_dict(payload["model"])
-        self.shared.optimizer.load_state_dict(payload["optimizer"])
+        for note in self.shared.optimizer.load_state_dict(payload["optimizer"]):
+            log.warning("resume: %s", note)
+        if self.shared.target is not None:
+            self.shared.target.load_state_dict(payload.get("target") or payload["model"])
+            assert self.shared.target_epoch is not None
+            self.shared.target_epoch[0] = int(payload.get("target_epoch", 0))
         self.shared.base_frames = int(payload["frames"])
         self.shared.wall_offset = float(payload["wall_time"])
         self.generation = int(payload["generation"]) + 1
@@ -99,7 +112,8 @@ class Launcher:
     def run(self) -> int:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(OmegaConf.create(config_container(self.cfg)), self.run_dir / "config.yaml")
-        self.recorder = Recorder(self.run_dir, self.cfg.log.tensorboard, self.cfg.log.score_window)
+        self.recorder = Recorder(self.run_dir, self.cfg.log.tensorboard, self.cfg.log.score_window,
+                                 [*ALGORITHMS[self.cfg.algo.name].metrics, *LOOP_METRICS])
         title = f"asyncrl {self.cfg.algo.name} on {self._env_name()} ({self.cfg.workers} workers)"
         log.info("%s: T=%d of %d frames; outputs in %s", title, self.shared.total_frames(),
                  self.cfg.total_frames, self.run_dir)
@@ -277,6 +291,7 @@ class Launcher:
         save_checkpoint(path, {
             "model": {k: v.detach().clone() for k, v in self.shared.model.state_dict().items()},
             "optimizer": self.shared.optimizer.state_dict(),
+            **self._target_payload(),
             "frames": frames,
             "wall_time": self.shared.wall_time(),
             "generation": self.generation,
@@ -285,6 +300,13 @@ class Launcher:
         })
         self._last_checkpoint = (time.monotonic(), frames)
         return path
+
+    def _target_payload(self) -> dict[str, Any]:
+        if self.shared.target is None or self.shared.target_epoch is None:
+            return {}
+        return {"target": {k: v.detach().clone() for k, v in
+                           self.shared.target.state_dict().items()},
+                "target_epoch": int(self.shared.target_epoch[0])}
 
     # ---- shutdown ------------------------------------------------------------------------
 

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 EPISODE_FIELDS = ["worker", "frames", "wall_time", "score", "episode_frames"]
-UPDATE_FIELDS = ["worker", "frames", "wall_time", "updates", "loss", "policy_loss",
-                 "value_loss", "entropy", "grad_norm", "lr"]
+UPDATE_FIELDS = ["worker", "frames", "wall_time", "updates"]  # then the algorithm's metrics
 EVAL_FIELDS = ["frames", "wall_time", "mean_score", "episodes", "scores"]
 
 
@@ -33,9 +32,10 @@ class CsvLog:
 class Recorder:
     """Turns worker messages into rows, TensorBoard points and the console's running numbers."""
 
-    def __init__(self, run_dir: Path, tensorboard: bool, score_window: int) -> None:
+    def __init__(self, run_dir: Path, tensorboard: bool, score_window: int,
+                 metrics: list[str]) -> None:
         self.episodes = CsvLog(run_dir / "episodes.csv", EPISODE_FIELDS)
-        self.updates = CsvLog(run_dir / "updates.csv", UPDATE_FIELDS)
+        self.updates = CsvLog(run_dir / "updates.csv", [*UPDATE_FIELDS, *metrics])
         self.evals = CsvLog(run_dir / "eval.csv", EVAL_FIELDS)
         self.recent_scores: deque[float] = deque(maxlen=score_window)
         self.episode_count = 0

@@ -1,14 +1,16 @@
-"""What every worker process shares: the model, the optimizer statistics, the frame counter."""
+"""What every worker process shares: the model, its target copy, the optimizer statistics and
+the frame counter."""
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
-from asyncrl.optim import SharedRMSProp
+from asyncrl.optim import AsyncOptimizer
 
 STOP = 1
 
@@ -23,22 +25,33 @@ class SharedState:
     """
 
     model: nn.Module
-    optimizer: SharedRMSProp
+    optimizer: AsyncOptimizer
     frames: torch.Tensor
     control: torch.Tensor
+    target: nn.Module | None = None
+    target_epoch: torch.Tensor | None = None
     base_frames: int = 0
     start_time: float = field(default_factory=time.time)
     wall_offset: float = 0.0
 
     @classmethod
-    def create(cls, model: nn.Module, optimizer: SharedRMSProp, workers: int) -> SharedState:
+    def create(cls, model: nn.Module, optimizer: AsyncOptimizer, workers: int,
+               with_target: bool = False) -> SharedState:
+        """``with_target`` adds the target network theta^- of the value-based methods, a copy
+        of theta refreshed by whichever worker first sees T cross a refresh boundary."""
         model.share_memory()
         optimizer.share_memory()
+        target = None
+        if with_target:
+            target = copy.deepcopy(model).requires_grad_(False)
+            target.share_memory()
         return cls(
             model=model,
             optimizer=optimizer,
             frames=torch.zeros(workers, dtype=torch.int64).share_memory_(),
             control=torch.zeros(1, dtype=torch.uint8).share_memory_(),
+            target=target,
+            target_epoch=torch.zeros(1, dtype=torch.int64).share_memory_(),
         )
 
     def total_frames(self) -> int:
@@ -55,7 +68,26 @@ class SharedState:
     def stopping(self) -> bool:
         return bool(self.control[0] == STOP)
 
+    @torch.no_grad()
+    def refresh_target(self, interval_frames: int) -> bool:
+        """theta^- <- theta when T has crossed a multiple of ``interval_frames`` since the last
+        refresh (Algorithm 1: "if T mod I_target == 0"). Without a lock two workers may both
+        copy at the same boundary, which only copies the same theta twice."""
+        if self.target is None or self.target_epoch is None:
+            return False
+        epoch = self.total_frames() // interval_frames
+        if epoch <= int(self.target_epoch[0]):
+            return False
+        self.target_epoch[0] = epoch
+        for target, source in zip(self.target.parameters(), self.model.parameters(),
+                                  strict=True):
+            target.copy_(source)
+        return True
+
     def tensors(self) -> list[torch.Tensor]:
         """Every tensor workers write to; all must be in shared memory."""
         params = [p.data for p in self.model.parameters()]
-        return [*params, *self.optimizer.shared_tensors(), self.frames, self.control]
+        targets = [p.data for p in self.target.parameters()] if self.target is not None else []
+        extra = [self.target_epoch] if self.target_epoch is not None else []
+        return [*params, *targets, *self.optimizer.shared_tensors(), self.frames, self.control,
+                *extra]

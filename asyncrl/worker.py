@@ -1,11 +1,12 @@
-"""The actor-learner loop of one worker (paper, Algorithm S3), run in its own process.
+"""The actor-learner loop of one worker (paper, Algorithms 1, S2 and S3), in its own process.
 
     repeat
         sync local theta' <- shared theta
-        act up to t_max steps with pi(.|s; theta'), or until a terminal state
-        R <- 0 at a terminal, else V(s_t; theta')
-        accumulate gradients of the segment's loss; clip their norm
-        step the shared optimizer with them; T <- T + frames played
+        act up to t_max steps with the algorithm's policy on theta', or until a terminal
+        accumulate gradients of the segment's loss (A3C: n-step returns bootstrapped with
+        V(s; theta'); value-based: targets bootstrapped with Q(s; theta^-)); clip their norm
+        step the shared parameters with them; T <- T + frames played
+        refresh theta^- <- theta when T crosses a multiple of the target interval
     until T >= total_frames
 
 Acting runs under inference_mode and the loss is recomputed afterwards as one batched
@@ -27,15 +28,16 @@ import numpy as np
 import torch
 
 from asyncrl import messages
-from asyncrl.algos.a3c import A3CLoss, a3c_loss
-from asyncrl.algos.returns import discounted_returns
+from asyncrl.algos import SegmentBatch, build_algorithm
 from asyncrl.envs import frames_per_step, learning_terminal, make_env
-from asyncrl.nets import build_model
+from asyncrl.nets import LSTMState, build_model, detach_state
 from asyncrl.optim import annealed_lr, clip_grad_norm
 from asyncrl.seeding import derive_seed
 from asyncrl.shared import SharedState
 
 log = logging.getLogger(__name__)
+
+LOOP_METRICS = ("grad_norm", "lr")  # logged for every algorithm, beside its own ``metrics``
 
 
 @dataclass(frozen=True)
@@ -95,41 +97,59 @@ class Segment:
     rewards: list[float]
     terminals: list[bool]
     episode_over: bool
+    start_state: LSTMState | None = None
+    next_action: int | None = None
 
     @property
     def steps(self) -> int:
         return len(self.rewards)
 
+    def batch(self, obs_buf: torch.Tensor, action_buf: torch.Tensor) -> SegmentBatch:
+        return SegmentBatch(obs=obs_buf[: self.steps + 1], actions=action_buf[: self.steps],
+                            rewards=self.rewards, terminals=self.terminals,
+                            start_state=self.start_state, next_action=self.next_action)
+
 
 class Actor:
-    """One environment, its current observation and the running score of its episode."""
+    """One environment, its current observation, the recurrent state before that observation,
+    and the running score of its episode."""
 
-    def __init__(self, cfg: Any, seed: int, generator: torch.Generator) -> None:
+    def __init__(self, cfg: Any, seed: int, algorithm: Any) -> None:
         self.env_cfg = cfg.env
         self.env = make_env(cfg.env)
         self.obs, _ = self.env.reset(seed=seed)
-        self.generator = generator
+        self.algorithm = algorithm
         self.frame_skip = frames_per_step(cfg.env)
         self.clip = cfg.env.clip_rewards
         self.score = 0.0
         self.episode_frames = 0
+        self.state: LSTMState | None = None
+        # Sarsa's a' for the current observation, chosen at the end of the previous segment,
+        # with the recurrent state after it
+        self.pending: tuple[int, LSTMState | None] | None = None
 
-    def rollout(self, model: torch.nn.Module, obs_buf: torch.Tensor, action_buf: torch.Tensor,
-                t_max: int) -> Segment:
-        """Act with pi(.|s; theta') until t_max steps or a terminal; fill the buffers.
+    def rollout(self, model: Any, obs_buf: torch.Tensor, action_buf: torch.Tensor,
+                t_max: int, frames: int) -> Segment:
+        """Act until t_max steps or a terminal; fill the buffers.
 
         ``obs_buf[steps]`` ends up holding the state after the segment, which a
         non-terminal segment bootstraps from (a time-limit cut included).
         """
+        if self.state is None:
+            self.state = model.initial_state()
+        start_state = detach_state(self.state)
         rewards: list[float] = []
         terminals: list[bool] = []
         episode_over = False
         with torch.inference_mode():
             for t in range(t_max):
                 obs_buf[t].copy_(torch.from_numpy(self.obs))
-                logits, _ = model(obs_buf[t : t + 1])
-                action = int(torch.multinomial(logits.softmax(-1)[0], 1,
-                                               generator=self.generator))
+                if self.pending is not None:
+                    action, self.state = self.pending
+                    self.pending = None
+                else:
+                    action, self.state = self.algorithm.act(model, obs_buf[t : t + 1],
+                                                            self.state, frames)
                 action_buf[t] = action
                 self.obs, raw_reward, terminated, truncated, info = self.env.step(action)
                 reward = float(raw_reward)
@@ -141,35 +161,23 @@ class Actor:
                 episode_over = terminated or truncated
                 if terminal or episode_over:
                     break
-            obs_buf[len(rewards)].copy_(torch.from_numpy(self.obs))
-        return Segment(rewards, terminals, episode_over)
+            steps = len(rewards)
+            obs_buf[steps].copy_(torch.from_numpy(self.obs))
+            next_action = None
+            if self.algorithm.needs_next_action and not terminals[-1]:
+                next_action, after = self.algorithm.act(model, obs_buf[steps : steps + 1],
+                                                        self.state, frames)
+                self.pending = (next_action, after)
+        self.state = detach_state(self.state)  # truncated BPTT: no history past this segment
+        return Segment(rewards, terminals, episode_over, start_state, next_action)
 
     def finish_episode(self) -> tuple[float, int]:
         """Reset for the next episode; returns the finished one's raw score and frames."""
         done = (self.score, self.episode_frames)
         self.score, self.episode_frames = 0.0, 0
+        self.state, self.pending = None, None
         self.obs, _ = self.env.reset()
         return done
-
-
-def segment_gradients(
-    model: torch.nn.Module,
-    params: list[torch.nn.Parameter],
-    obs_buf: torch.Tensor,
-    action_buf: torch.Tensor,
-    segment: Segment,
-    algo: Any,
-) -> tuple[tuple[torch.Tensor, ...], A3CLoss]:
-    """d(theta') of the segment's loss: one batched forward over its states, one backward."""
-    steps = segment.steps
-    logits, values = model(obs_buf[: steps + 1])
-    bootstrap = 0.0 if segment.terminals[-1] else float(values[steps].detach())
-    returns = torch.tensor(discounted_returns(segment.rewards, segment.terminals, bootstrap,
-                                              algo.gamma))
-    loss = a3c_loss(logits[:steps], values[:steps], action_buf[:steps], returns,
-                    algo.entropy_beta, algo.value_loss_coef)
-    # fresh gradient tensors: nothing to zero, nothing accumulated by accident
-    return torch.autograd.grad(loss.total, params), loss
 
 
 def run_worker(
@@ -189,15 +197,18 @@ def run_worker(
     torch.set_flush_denormal(True)
     seed = spec.seed(cfg.seed)
     torch.manual_seed(seed)
-    actor = Actor(cfg, seed, torch.Generator().manual_seed(seed))
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
+    actor = Actor(cfg, seed, algorithm)
     model = build_model(cfg, actor.env.observation_space, actor.env.action_space)
     local_params = list(model.parameters())
     shared_params = list(shared.model.parameters())
-    algo = cfg.algo
-    obs_buf = torch.zeros((algo.t_max + 1, *np.shape(actor.obs)),
+    t_max = algorithm.segment_steps
+    obs_buf = torch.zeros((t_max + 1, *np.shape(actor.obs)),
                           dtype=torch.from_numpy(actor.obs).dtype)
-    action_buf = torch.zeros(algo.t_max, dtype=torch.int64)
+    action_buf = torch.zeros(t_max, dtype=torch.int64)
     metrics = MetricsAccumulator(cfg.log.interval_seconds)
+    target_interval = getattr(cfg.algo, "target_update_frames", 0)
+    log.info("%s: %s", cfg.algo.name, algorithm.describe())
     updates = 0
 
     while not shared.stopping():
@@ -208,18 +219,18 @@ def run_worker(
             for local, remote in zip(local_params, shared_params, strict=True):
                 local.copy_(remote)
 
-        segment = actor.rollout(model, obs_buf, action_buf, algo.t_max)
+        segment = actor.rollout(model, obs_buf, action_buf, t_max, frames_now)
         shared.frames[spec.worker_id] += segment.steps * actor.frame_skip
-        grads, loss = segment_gradients(model, local_params, obs_buf, action_buf, segment, algo)
-        grad_norm = clip_grad_norm(grads, algo.max_grad_norm)
+        loss, stats = algorithm.loss(model, shared.target, segment.batch(obs_buf, action_buf))
+        # fresh gradient tensors: nothing to zero, nothing accumulated by accident
+        grads = torch.autograd.grad(loss, local_params)
+        grad_norm = clip_grad_norm(grads, cfg.algo.max_grad_norm)
         lr = annealed_lr(cfg.lr, frames_now, cfg.total_frames)
-        shared.optimizer.step(grads, lr)
+        shared.optimizer.step(grads, lr, spec.worker_id)
+        if target_interval:
+            shared.refresh_target(target_interval)
 
-        metrics.add({
-            "loss": loss.total.item(), "policy_loss": loss.policy.item(),
-            "value_loss": loss.value.item(), "entropy": loss.entropy.item() / segment.steps,
-            "grad_norm": grad_norm, "lr": lr,
-        })
+        metrics.add({**stats, "grad_norm": grad_norm, "lr": lr})
         if segment.episode_over:
             score, length = actor.finish_episode()
             outbox.put((messages.EPISODE, spec.worker_id, shared.total_frames(),

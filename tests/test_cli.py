@@ -58,6 +58,10 @@ def test_two_workers_write_everything_a_run_leaves(workdir):
     (["total_frames=-1"], "total_frames=-1"),
     (["workers=two"], "could not be converted to Integer"),
     (["resume=does/not/exist"], "no such run directory"),
+    (["algo=nstep_q", "env=classic/cartpole", "env.id=Pendulum-v1"],
+     "Pendulum-v1 has continuous actions"),
+    (["algo=one_step_q", "algo.epsilon_probabilities=[0.5,0.6,0.1]"], "must be non-negative"),
+    (["algo=nstep_q", "algo.t_max=0"], "algo.t_max=0"),
 ])
 def test_bad_input_is_one_line_with_nonzero_exit_and_nothing_written(workdir, args, fragment):
     result = run_cli(args, workdir, timeout=120)
@@ -67,6 +71,18 @@ def test_bad_input_is_one_line_with_nonzero_exit_and_nothing_written(workdir, ar
     assert lines[0].startswith("asyncrl: error:") and fragment in lines[0]
     assert "Traceback" not in result.stdout + result.stderr
     assert not (workdir / "outputs").exists()
+
+
+def test_a_q_method_with_a_gaussian_network_is_refused_with_what_to_use():
+    from omegaconf import OmegaConf
+
+    from asyncrl.config import _validate_combination
+    from asyncrl.errors import UserError
+
+    cfg = OmegaConf.create({"algo": {"name": "nstep_q"}, "network": {"name": "gaussian"},
+                            "env": {"family": "atari"}})
+    with pytest.raises(UserError, match="use network=ff or network=lstm, or algo=a3c"):
+        _validate_combination(cfg)
 
 
 def test_corrupt_checkpoint_is_refused_on_resume(workdir):

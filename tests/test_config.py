@@ -74,7 +74,8 @@ def test_defaults_follow_the_paper():
     (["foo=1"], "Key 'foo' not in 'TrainConfig'"),
     (["workers=many"], "could not be converted to Integer"),
     (["env=atari/not_a_game"], "unknown env option 'atari/not_a_game'"),
-    (["algo=ppo"], "unknown algo option 'ppo' (conf/algo has: a3c)"),
+    (["algo=ppo"],
+     "unknown algo option 'ppo' (conf/algo has: a3c, nstep_q, one_step_q, one_step_sarsa)"),
     (["env=atari/any"], "missing mandatory value: game"),
 ])
 def test_composition_errors_are_one_line(overrides, fragment):

@@ -6,7 +6,14 @@ import pytest
 import torch
 from torch import nn
 
-from asyncrl.optim import SharedRMSProp, annealed_lr, build_optimizer, clip_grad_norm
+from asyncrl.optim import (
+    MomentumSGD,
+    RMSProp,
+    SharedRMSProp,
+    annealed_lr,
+    build_optimizer,
+    clip_grad_norm,
+)
 
 
 def test_shared_rmsprop_two_steps_by_hand():
@@ -71,3 +78,72 @@ def test_clipping_scales_to_max_norm_and_reports_the_norm_before():
     small = [torch.tensor([0.3, 0.4])]
     assert clip_grad_norm(small, 1.0) == pytest.approx(0.5)
     assert small[0].tolist() == pytest.approx([0.3, 0.4])
+
+
+def test_per_worker_rmsprop_keeps_each_workers_statistics_apart():
+    param = nn.Parameter(torch.tensor([0.0]))
+    opt = RMSProp([param], alpha=0.5, eps=0.0, workers=3).share_memory()
+    assert opt.statistics[0].shape == (3, 1) and opt.statistics[0].is_shared()
+    opt.step([torch.tensor([2.0])], lr=1.0, worker=1)
+    # worker 1: g = .5 * 4 = 2, step 2 / sqrt(2); the other slots stay 0
+    assert opt.statistics[0][:, 0].tolist() == pytest.approx([0.0, 2.0, 0.0])
+    assert param.item() == pytest.approx(-2.0 / math.sqrt(2.0))
+    opt.step([torch.tensor([2.0])], lr=1.0, worker=2)  # a fresh slot: the same first step
+    assert param.item() == pytest.approx(-4.0 / math.sqrt(2.0))
+    assert opt.statistics[0][:, 0].tolist() == pytest.approx([0.0, 2.0, 2.0])
+
+
+def test_shared_rmsprop_statistics_are_the_same_for_every_worker():
+    param = nn.Parameter(torch.tensor([0.0]))
+    opt = SharedRMSProp([param], alpha=0.5, eps=0.0, workers=3)
+    opt.step([torch.tensor([2.0])], lr=1.0, worker=0)
+    opt.step([torch.tensor([2.0])], lr=1.0, worker=2)
+    # one g for all: 2, then .5 * 2 + .5 * 4 = 3
+    assert opt.square_avg[0].tolist() == pytest.approx([3.0])
+    assert param.item() == pytest.approx(-2.0 / math.sqrt(2.0) - 2.0 / math.sqrt(3.0))
+
+
+def test_momentum_sgd_two_steps_by_hand():
+    param = nn.Parameter(torch.tensor([1.0, 1.0]))
+    opt = MomentumSGD([param], momentum=0.9, workers=2)
+    opt.step([torch.tensor([1.0, -2.0])], lr=0.5, worker=0)
+    # m = .1 * grad = (.1, -.2); theta -= .5 * m
+    assert opt.statistics[0][0].tolist() == pytest.approx([0.1, -0.2])
+    assert param.tolist() == pytest.approx([0.95, 1.1])
+    opt.step([torch.tensor([1.0, 0.0])], lr=0.5, worker=0)
+    # m = .9 * (.1, -.2) + .1 * (1, 0) = (.19, -.18)
+    assert opt.statistics[0][0].tolist() == pytest.approx([0.19, -0.18])
+    assert param.tolist() == pytest.approx([0.95 - 0.095, 1.1 + 0.09])
+    assert opt.statistics[0][1].tolist() == [0.0, 0.0]  # worker 1's momentum untouched
+
+
+def test_per_worker_statistics_follow_a_new_worker_count():
+    model = nn.Linear(2, 1)
+    opt = MomentumSGD(model.parameters(), workers=2)
+    for slot in range(2):
+        opt.step([torch.ones_like(p) for p in model.parameters()], lr=0.1, worker=slot)
+    bigger = MomentumSGD(nn.Linear(2, 1).parameters(), workers=3)
+    notes = bigger.load_state_dict(opt.state_dict())
+    assert notes and "restored for 2 of 3" in notes[0]
+    assert torch.equal(bigger.statistics[0][:2], opt.statistics[0])
+    assert not bigger.statistics[0][2].any()
+
+
+@pytest.mark.parametrize(("name", "cls"), [("shared_rmsprop", SharedRMSProp),
+                                           ("rmsprop", RMSProp), ("momentum_sgd", MomentumSGD)])
+def test_each_optimizer_config_builds_its_optimizer(name, cls):
+    from tests.conftest import compose
+
+    opt = build_optimizer(compose(f"optimizer={name}").optimizer, nn.Linear(2, 2).parameters(),
+                          workers=4)
+    assert type(opt) is cls
+    assert opt.statistics[0].shape[0] == (4 if cls.per_worker else 2)
+
+
+def test_statistics_can_start_from_one_as_tensorflows_rmsprop_does():
+    param = nn.Parameter(torch.tensor([0.0]))
+    opt = SharedRMSProp([param], alpha=0.9, eps=0.0, initial_square_avg=1.0)
+    opt.step([torch.tensor([0.5])], lr=1.0)
+    # g = .9 * 1 + .1 * .25 = .925: a damped first step instead of lr * grad / |grad| * 3.16
+    assert opt.square_avg[0].item() == pytest.approx(0.925)
+    assert param.item() == pytest.approx(-0.5 / math.sqrt(0.925))

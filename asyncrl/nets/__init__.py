@@ -1,4 +1,4 @@
-"""Torsos and heads, and the one function that builds a model from config."""
+"""Torsos, recurrent core and heads, and the one function that builds a model from config."""
 
 from __future__ import annotations
 
@@ -7,8 +7,13 @@ from typing import Any
 import gymnasium as gym
 from torch import nn
 
-from asyncrl.nets.actor_critic import ActorCritic
+from asyncrl.config import VALUE_BASED
+from asyncrl.nets.agent_network import ActorCritic, AgentNetwork, QNetwork
+from asyncrl.nets.recurrent import LSTMCore, LSTMState, detach_state
 from asyncrl.nets.torsos import ConvTorso, MLPTorso
+
+__all__ = ["ActorCritic", "AgentNetwork", "LSTMCore", "LSTMState", "QNetwork", "build_model",
+           "detach_state"]
 
 
 def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
@@ -23,9 +28,14 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
     raise ValueError(f"no torso for observations of shape {shape}")
 
 
-def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space) -> nn.Module:
-    """The model ``cfg.algo`` learns, on the torso ``cfg.network`` names."""
+def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space) -> AgentNetwork:
+    """The model ``cfg.algo`` learns, on the torso (and core) ``cfg.network`` names."""
     if not isinstance(action_space, gym.spaces.Discrete):
         raise ValueError(f"network={cfg.network.name} needs discrete actions, got {action_space}")
     torso = build_torso(cfg.network, observation_space)
-    return ActorCritic(torso, int(action_space.n))
+    core = None
+    if cfg.network.name == "lstm":
+        core = LSTMCore(int(torso.output_size), cfg.network.lstm_size)  # type: ignore[arg-type]
+    if cfg.algo.name in VALUE_BASED:
+        return QNetwork(torso, int(action_space.n), core)
+    return ActorCritic(torso, int(action_space.n), core)

@@ -5,6 +5,26 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+FIRING_BIAS = 0.1
+
+
+def init_for_nonnegative_inputs(module: nn.Module) -> None:
+    """LeCun-normal weights (std 1/sqrt(fan_in)) and a bias of 0.1 for every layer.
+
+    Screens are mostly flat background, so a conv unit sees nearly the same input at every
+    position: once an update pushes its pre-activation below zero there, the ReLU never fires
+    or gets gradient again. With torch's default init, Pong runs of 5-7M frames ended with
+    6-18 % of the first layer's units alive and no learning; a positive bias starts every
+    unit firing (the DQN-era Chainer heads used 0.1 for the same reason). Measurements in
+    docs/learning.md.
+    """
+    for layer in module.modules():
+        if isinstance(layer, nn.Conv2d | nn.Linear):
+            fan_in = layer.weight[0].numel()
+            nn.init.normal_(layer.weight, std=fan_in ** -0.5)
+            if layer.bias is not None:
+                nn.init.constant_(layer.bias, FIRING_BIAS)
+
 
 class ConvTorso(nn.Module):
     """The paper's torso: conv 16x8x8/4, conv 32x4x4/2, fc, ReLU after each (Supp. 8).
@@ -26,6 +46,7 @@ class ConvTorso(nn.Module):
             flat = self.conv(torch.zeros(1, channels, height, width)).shape[1]
         self.fc = nn.Sequential(nn.Linear(flat, hidden), nn.ReLU())
         self.output_size = hidden
+        init_for_nonnegative_inputs(self)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.fc(self.conv(obs.float() * (1.0 / 255.0)))

@@ -1,0 +1,74 @@
+"""The two kinds of network the algorithms learn, on a torso and an optional LSTM core.
+
+    ActorCritic: obs -> torso [-> LSTM] -> softmax policy logits and a linear value
+    QNetwork:    obs -> torso [-> LSTM] -> one linear action-value per action
+
+Both take ``(obs, state)`` and hand back the recurrent state after the last step, which is
+``None`` for feed-forward networks.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from asyncrl.nets.recurrent import LSTMCore, LSTMState
+
+
+class AgentNetwork(nn.Module):
+    """Torso and optional recurrent core shared by the heads of a subclass."""
+
+    def __init__(self, torso: nn.Module, core: LSTMCore | None = None) -> None:
+        super().__init__()
+        self.torso = torso
+        self.core = core
+        self.feature_size = int(core.output_size if core is not None
+                                else torso.output_size)  # type: ignore[arg-type]
+
+    @property
+    def recurrent(self) -> bool:
+        return self.core is not None
+
+    def initial_state(self) -> LSTMState | None:
+        return self.core.initial_state() if self.core is not None else None
+
+    def features(self, obs: torch.Tensor,
+                 state: LSTMState | None) -> tuple[torch.Tensor, LSTMState | None]:
+        out = self.torso(obs)
+        if self.core is None:
+            return out, None
+        return self.core(out, state)
+
+
+class ActorCritic(AgentNetwork):
+    """``forward(obs, state) -> (logits (B, A), value (B,), state)`` (paper, Section 4)."""
+
+    def __init__(self, torso: nn.Module, num_actions: int, core: LSTMCore | None = None) -> None:
+        super().__init__(torso, core)
+        self.policy = nn.Linear(self.feature_size, num_actions)
+        self.value = nn.Linear(self.feature_size, 1)
+        # a near-uniform first policy: no action is favoured before any learning
+        with torch.no_grad():
+            self.policy.weight.mul_(0.01)
+            self.policy.bias.zero_()
+            self.value.bias.zero_()
+
+    def forward(self, obs: torch.Tensor, state: LSTMState | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor, LSTMState | None]:
+        features, state = self.features(obs, state)
+        return self.policy(features), self.value(features).squeeze(-1), state
+
+
+class QNetwork(AgentNetwork):
+    """``forward(obs, state) -> (Q (B, A), state)``: one linear output per action (Supp. 8)."""
+
+    def __init__(self, torso: nn.Module, num_actions: int, core: LSTMCore | None = None) -> None:
+        super().__init__(torso, core)
+        self.q = nn.Linear(self.feature_size, num_actions)
+        with torch.no_grad():
+            self.q.bias.zero_()
+
+    def forward(self, obs: torch.Tensor, state: LSTMState | None = None
+                ) -> tuple[torch.Tensor, LSTMState | None]:
+        features, state = self.features(obs, state)
+        return self.q(features), state

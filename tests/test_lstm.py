@@ -1,0 +1,84 @@
+"""network=lstm: truncated BPTT over a segment, state carried within an episode and reset at
+its end, and the loss's forward replaying exactly what acting saw."""
+
+import gymnasium as gym
+import torch
+
+from asyncrl.algos import build_algorithm
+from asyncrl.nets import LSTMCore, build_model
+from asyncrl.worker import Actor
+from tests.conftest import compose
+
+
+def test_gradient_of_the_last_step_reaches_the_first_step():
+    core = LSTMCore(8, hidden=16)
+    features = torch.randn(5, 8, requires_grad=True)
+    out, _ = core(features)
+    out[-1].sum().backward()
+    assert features.grad is not None
+    assert features.grad[0].abs().sum() > 0  # through four recurrent steps
+
+
+class RecordingAlgorithm:
+    """Wraps an algorithm and keeps the network output of every acting step."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.needs_next_action = inner.needs_next_action
+        self.outputs = []
+
+    def act(self, model, obs, state, frames):
+        self.outputs.append(model(obs, state)[0].clone())
+        return self.inner.act(model, obs, state, frames)
+
+
+def _actor(algo="a3c"):
+    cfg = compose("env=classic/cartpole", "network=lstm", f"algo={algo}")
+    algorithm = RecordingAlgorithm(build_algorithm(cfg.algo, torch.Generator().manual_seed(0)))
+    actor = Actor(cfg, 3, algorithm)
+    model = build_model(cfg, actor.env.observation_space, actor.env.action_space)
+    obs_buf = torch.zeros(6, 4)
+    return actor, model, algorithm, obs_buf, torch.zeros(5, dtype=torch.int64)
+
+
+def test_state_carries_across_segments_and_the_loss_replays_acting():
+    actor, model, recorder, obs_buf, action_buf = _actor()
+    first = actor.rollout(model, obs_buf, action_buf, 5, 0)
+    assert not any(s.abs().sum() for s in first.start_state)  # a new episode starts at zero
+    assert not first.episode_over
+    second = actor.rollout(model, obs_buf, action_buf, 5, 0)
+    assert all(s.abs().sum() > 0 for s in second.start_state)  # carried over
+    assert all(s.grad_fn is None and not s.requires_grad for s in second.start_state)
+    replay, _, _ = model(obs_buf[: second.steps], second.start_state)
+    acted = torch.cat(recorder.outputs[-second.steps:])
+    assert torch.allclose(replay, acted, atol=1e-6)
+
+
+def test_state_resets_at_the_end_of_an_episode():
+    actor, model, _, obs_buf, action_buf = _actor()
+    for _ in range(200):
+        segment = actor.rollout(model, obs_buf, action_buf, 5, 0)
+        if segment.episode_over:
+            break
+    assert segment.episode_over
+    actor.finish_episode()
+    after = actor.rollout(model, obs_buf, action_buf, 5, 0)
+    assert not any(s.abs().sum() for s in after.start_state)
+
+
+def test_sarsa_takes_the_next_action_it_bootstrapped_with():
+    actor, model, _, obs_buf, action_buf = _actor("one_step_sarsa")
+    segment = actor.rollout(model, obs_buf, action_buf, 5, 0)
+    assert segment.next_action is not None and not segment.terminals[-1]
+    actor.rollout(model, obs_buf, action_buf, 5, 0)
+    assert int(action_buf[0]) == segment.next_action
+
+
+def test_every_algorithm_builds_an_lstm_model_with_the_right_heads():
+    space = gym.spaces.Box(-1, 1, (4,))
+    for algo in ("a3c", "one_step_q", "one_step_sarsa", "nstep_q"):
+        cfg = compose("network=lstm", f"algo={algo}", "env=classic/cartpole")
+        model = build_model(cfg, space, gym.spaces.Discrete(3))
+        assert model.recurrent
+        out = model(torch.zeros(7, 4), model.initial_state())
+        assert out[0].shape == (7, 3)

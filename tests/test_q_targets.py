@@ -1,0 +1,100 @@
+"""Targets of one-step Q, one-step Sarsa and n-step Q on hand-worked numbers."""
+
+import pytest
+import torch
+
+from asyncrl.algos import NStepQ, OneStepQ, OneStepSarsa, SegmentBatch
+from asyncrl.algos.q_targets import nstep_q_targets, one_step_targets
+from tests.conftest import compose
+
+
+def test_one_step_targets_bootstrap_unless_terminal():
+    y = one_step_targets([1.0, 0.0, -1.0], [False, False, True], torch.tensor([2.0, 4.0, 9.0]),
+                         gamma=0.5)
+    # 1 + .5 * 2, 0 + .5 * 4, and -1 alone after the terminal step
+    assert y.tolist() == pytest.approx([2.0, 2.0, -1.0])
+
+
+def test_nstep_targets_forward_view_by_hand():
+    # gamma .9, rewards 1, 0, 2, bootstrap max Q = 10:
+    # R_2 = 2 + .9 * 10 = 11; R_1 = 0 + .9 * 11 = 9.9; R_0 = 1 + .9 * 9.9 = 9.91
+    y = nstep_q_targets([1.0, 0.0, 2.0], [False, False, False], torch.tensor([3.0, 10.0]), 0.9)
+    assert y.tolist() == pytest.approx([9.91, 9.9, 11.0])
+    # a terminal last step bootstraps 0 whatever Q says: R = 2, 1.8, 2.62
+    y = nstep_q_targets([1.0, 0.0, 2.0], [False, False, True], torch.tensor([3.0, 10.0]), 0.9)
+    assert y.tolist() == pytest.approx([2.62, 1.8, 2.0])
+
+
+class TableQ(torch.nn.Module):
+    """Q(s, .) = table[s]: observations are row indices, so targets can be worked by hand."""
+
+    recurrent = False
+
+    def __init__(self, table):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.tensor(table))
+
+    def forward(self, obs, state=None):
+        return self.table[obs.long().view(-1)], state
+
+    def initial_state(self):
+        return None
+
+
+TARGET = [[0.0, 0.0], [1.0, 5.0], [2.0, -3.0], [7.0, 4.0]]  # theta^-
+ONLINE = [[0.5, 0.25], [1.5, 0.0], [0.0, 2.0], [3.0, 3.0]]  # theta'
+
+
+def _batch(terminals, next_action=None):
+    # states 0 -> 1 -> 2 -> 3, actions 1, 0, 1, rewards 1, 0, 2
+    return SegmentBatch(obs=torch.tensor([[0], [1], [2], [3]]), actions=torch.tensor([1, 0, 1]),
+                        rewards=[1.0, 0.0, 2.0], terminals=terminals, next_action=next_action)
+
+
+def _loss(algo_name, batch, gamma=0.5):
+    cfg = compose(f"algo={algo_name}", f"algo.gamma={gamma}").algo
+    algo = {"one_step_q": OneStepQ, "one_step_sarsa": OneStepSarsa, "nstep_q": NStepQ}[
+        algo_name](cfg, torch.Generator().manual_seed(0))
+    online = TableQ(ONLINE)
+    loss, _ = algo.loss(online, TableQ(TARGET), batch)
+    taken = torch.tensor([0.25, 1.5, 2.0])  # Q(s_i, a_i; theta')
+    return loss, taken, online
+
+
+def test_one_step_q_uses_the_target_networks_max():
+    loss, taken, _ = _loss("one_step_q", _batch([False, False, False]))
+    y = torch.tensor([1 + 0.5 * 5.0, 0 + 0.5 * 2.0, 2 + 0.5 * 7.0])
+    assert loss.item() == pytest.approx(float(((y - taken) ** 2).sum()))
+
+
+def test_one_step_q_after_a_terminal_does_not_bootstrap():
+    loss, taken, _ = _loss("one_step_q", _batch([False, False, True]))
+    y = torch.tensor([3.5, 1.0, 2.0])
+    assert loss.item() == pytest.approx(float(((y - taken) ** 2).sum()))
+
+
+def test_sarsa_uses_the_action_taken_next():
+    # a_1 = 0, a_2 = 1, and the next segment starts with a' = 1 in s_3
+    loss, taken, _ = _loss("one_step_sarsa", _batch([False, False, False], next_action=1))
+    y = torch.tensor([1 + 0.5 * 1.0, 0 + 0.5 * -3.0, 2 + 0.5 * 4.0])
+    assert loss.item() == pytest.approx(float(((y - taken) ** 2).sum()))
+
+
+def test_time_limit_truncation_bootstraps_from_the_target_network():
+    # a segment cut by a time limit is not terminal: its last state is bootstrapped from theta^-
+    loss, taken, _ = _loss("nstep_q", _batch([False, False, False]), gamma=0.5)
+    # R_2 = 2 + .5 * max(7, 4) = 5.5; R_1 = 0 + .5 * 5.5 = 2.75; R_0 = 1 + .5 * 2.75 = 2.375
+    y = torch.tensor([2.375, 2.75, 5.5])
+    assert loss.item() == pytest.approx(float(((y - taken) ** 2).sum()))
+
+
+def test_gradient_flows_into_the_online_network_only():
+    loss, _, online = _loss("nstep_q", _batch([False, False, True]))
+    (grad,) = torch.autograd.grad(loss, [online.table])
+    # only the taken entries Q(0,1), Q(1,0), Q(2,1) get gradient: 2 (Q - y)
+    # y = R_0 = 1 + .5 * (0 + .5 * 2) = 1.5, R_1 = 1, R_2 = 2
+    expected = torch.zeros(4, 2)
+    expected[0, 1] = 2 * (0.25 - 1.5)
+    expected[1, 0] = 2 * (1.5 - 1.0)
+    expected[2, 1] = 2 * (2.0 - 2.0)
+    assert torch.allclose(grad, expected)
