@@ -61,6 +61,7 @@ def smoke(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Training frames/s against raw env frames/s, 1 and 2 workers -> docs/benchmarks.md."""
+    """Training frames/s of each algorithm against raw env frames/s, 1 and 2 workers
+    -> docs/benchmarks.md."""
     install(session)
     session.run("python", "-m", "asyncrl.bench", *session.posargs)

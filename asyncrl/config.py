@@ -135,13 +135,10 @@ class SharedRMSPropConfig:
 
 
 @dataclass
-class RMSPropConfig:
+class RMSPropConfig(SharedRMSPropConfig):
     """RMSProp with each worker keeping its own statistics g."""
 
     name: str = "rmsprop"
-    alpha: float = 0.99
-    eps: float = 0.1
-    initial_square_avg: float = 0.0
 
 
 @dataclass
