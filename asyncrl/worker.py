@@ -243,4 +243,6 @@ def run_worker(
         elif parent_pid is not None and updates % 200 == 0 and os.getppid() != parent_pid:
             log.warning("launcher is gone; stopping")
             break
+    if metrics.count:  # the last interval's means, or a short run would log nothing
+        outbox.put((messages.UPDATES, spec.worker_id, shared.total_frames(), metrics.flush()))
     actor.env.close()
