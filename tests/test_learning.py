@@ -19,12 +19,16 @@ def scores(run_dir) -> list[float]:
     return [float(r["score"]) for r in rows]
 
 
-def test_a3c_learns_cartpole(workdir):
+def train(workdir, args: list[str], timeout: float) -> list[float]:
+    """Run the CLI with ``args``; the scores of its training episodes in frame order."""
     run_dir = workdir / "run"
-    result = run_cli([*CARTPOLE, "total_frames=60000", "log.tensorboard=false",
-                      f"hydra.run.dir={run_dir}"], workdir, timeout=600)
+    result = run_cli([*args, f"hydra.run.dir={run_dir}"], workdir, timeout=timeout)
     assert result.returncode == 0, result.stderr
-    played = scores(run_dir)
+    return scores(run_dir)
+
+
+def test_a3c_learns_cartpole(workdir):
+    played = train(workdir, [*CARTPOLE, "total_frames=60000", "log.tensorboard=false"], 600)
     first, last = played[:20], played[-20:]
     # a random policy balances ~22 steps; the threshold is 4x that
     assert sum(first) / 20 < 40
@@ -51,11 +55,7 @@ VALUE_BASED = [*CARTPOLE, "algo.epsilon_anneal_frames=20000", "algo.target_updat
 @pytest.mark.slow
 @pytest.mark.parametrize("algo", ["one_step_q", "one_step_sarsa", "nstep_q"])
 def test_value_based_method_learns_cartpole(workdir, algo):
-    run_dir = workdir / "run"
-    result = run_cli([*VALUE_BASED, f"algo={algo}",
-                      f"hydra.run.dir={run_dir}"], workdir, timeout=1200)
-    assert result.returncode == 0, result.stderr
-    played = scores(run_dir)
+    played = train(workdir, [*VALUE_BASED, f"algo={algo}"], 1200)
     first, last = played[:20], played[-20:]
     assert sum(first) / 20 < 40
     # measured at 60k frames: 145 (one-step Q), 108 (Sarsa), 190 (n-step Q); random is ~22
