@@ -39,7 +39,7 @@ def slow(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff over the Python, yamllint over the configs."""
     session.install("ruff>=0.5", "yamllint>=1.35")
-    session.run("ruff", "check", "asyncrl", "tests", "noxfile.py")
+    session.run("ruff", "check", "asyncrl", "hydra_plugins", "tests", "noxfile.py")
     session.run("yamllint", "--strict", "conf")
 
 

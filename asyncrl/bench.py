@@ -39,12 +39,11 @@ def _raw_env_loop(env_cfg: Any, seconds: float, seed: int, out: Any) -> None:
     """Random actions through the full preprocessing, as fast as the emulator goes."""
     env = make_env(env_cfg)
     env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    n_actions = int(env.action_space.n)  # type: ignore[attr-defined]
+    env.action_space.seed(seed)
     steps, deadline = 0, time.perf_counter() + seconds
     start = time.perf_counter()
     while time.perf_counter() < deadline:
-        _, _, terminated, truncated, _ = env.step(int(rng.integers(n_actions)))
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
         steps += 1
         if terminated or truncated:
             env.reset()
@@ -198,6 +197,61 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
     return rows, phases
 
 
+MAZE_LEVELS = ("small", "medium", "large")
+MUJOCO_TASKS = ("inverted_pendulum", "hopper")
+
+
+def other_domains(workers: list[int], seconds: float) -> dict[str, list[dict[str, Any]]]:
+    """Maze steps/s per process with rendering; MuJoCo A3C training against the raw task."""
+    register_schemas()
+    base = ["eval.episodes=0", "log.tensorboard=false", "total_frames=1_000_000_000"]
+    maze, mujoco = [], []
+    for n in workers:
+        for level in MAZE_LEVELS:
+            cfg = compose_config([f"env=maze/{level}", f"workers={n}", *base], as_object=True)
+            steps = raw_env_fps(cfg, n, seconds) / frames_per_step(cfg.env)
+            maze.append({"level": level, "workers": n, "steps": steps})
+            print(f"maze/{level}, {n} processes: {steps / n:,.0f} steps/s per process", flush=True)
+        for task in MUJOCO_TASKS:
+            cfg = compose_config([f"env=mujoco/{task}", f"workers={n}", *base], as_object=True)
+            raw = raw_env_fps(cfg, n, seconds)
+            train = training_fps(cfg, seconds)
+            mujoco.append({"task": task, "workers": n, "raw": raw, "train": train})
+            print(f"mujoco/{task}, {n} workers: training {train:,.0f} steps/s, raw {raw:,.0f}",
+                  flush=True)
+    return {"maze": maze, "mujoco": mujoco}
+
+
+def other_domains_markdown(found: dict[str, list[dict[str, Any]]], seconds: float) -> str:
+    lines = [
+        "## Maze: environment steps/s with rendering",
+        "",
+        "Random actions, each step = 4 game frames of movement and collision, then one "
+        "84x84 RGB raycast frame; one environment per process (target: 3,000 per core). "
+        f"{seconds:g} s per measurement.",
+        "",
+        "| level | processes | steps/s in total | steps/s per process |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for r in found["maze"]:
+        lines.append(f"| {r['level']} | {r['workers']} | {r['steps']:,.0f} | "
+                     f"{r['steps'] / r['workers']:,.0f} |")
+    lines += [
+        "",
+        "## MuJoCo: A3C training steps/s (network=gaussian, whole-episode updates)",
+        "",
+        "Raw: the same task with random actions, as many processes as workers. MuJoCo tasks "
+        "count one frame per agent step.",
+        "",
+        "| task | workers | raw steps/s | training steps/s | ratio |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in found["mujoco"]:
+        lines.append(f"| {r['task']} | {r['workers']} | {r['raw']:,.0f} | {r['train']:,.0f} | "
+                     f"{r['train'] / r['raw']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: float,
              overrides: list[str], command: str) -> str:
     lines = [
@@ -236,13 +290,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--algos", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--output", type=Path, default=Path("docs/benchmarks.md"))
+    parser.add_argument("--no-other-domains", action="store_true",
+                        help="only the Atari tables (skip the maze and MuJoCo ones)")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
     args = parser.parse_args(argv)
     rows, phases = run(args.workers, args.algos, args.seconds, args.overrides)
     command = "nox -s bench" if argv is None else "python -m asyncrl.bench"
+    text = "# Benchmarks\n\n" + markdown(rows, phases, args.seconds, args.overrides, command)
+    if not args.no_other_domains:
+        text += "\n" + other_domains_markdown(other_domains(args.workers, args.seconds),
+                                              args.seconds)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("# Benchmarks\n\n" + markdown(rows, phases, args.seconds,
-                                                          args.overrides, command))
+    args.output.write_text(text)
     print(f"wrote {args.output}")
 
 

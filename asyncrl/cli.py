@@ -16,6 +16,7 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from asyncrl.checkpoint import checkpoint_path, load_checkpoint
@@ -27,8 +28,9 @@ log = logging.getLogger("asyncrl")
 
 # what may change when a run is resumed; the rest comes from the run's own config
 RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "stall_seconds",
-                  "log.", "eval.", "checkpoint.")
+                  "log.", "eval.", "checkpoint.", "sweep")  # sweep: a preset of the sweeper only
 EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
 
 _exit_code = 0
 
@@ -53,6 +55,9 @@ def _fail(err: UserError) -> None:
 
 def prepare_arguments(args: list[str]) -> list[str]:
     """Check a single run's command line; add what resuming needs. Flags pass through."""
+    if any(a.startswith("+sweep=") for a in args) and any(
+            a in ("-m", "--multirun") for a in args):
+        check_sweep([a for a in args if not a.startswith("-") and "=" in a])
     if any(a.startswith("-") for a in args):
         return args  # --help, --cfg, -m ...: Hydra's own business
     overrides = [a for a in args if not a.startswith(("hydra.", "hydra/"))]
@@ -77,6 +82,23 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
         raise
     except Exception as exc:
         raise UserError(describe_config_error(exc)) from None
+
+
+def check_sweep(overrides: Sequence[str]) -> None:
+    """Refuse an impossible sweep range before Hydra starts any run."""
+    from hydra import compose, initialize_config_dir
+
+    from asyncrl.sweep import check_range
+
+    single = [o for o in overrides if "," not in o.split("=", 1)[-1] or o.startswith("hydra.")]
+    try:
+        with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+            cfg = compose(config_name="config", overrides=single, return_hydra_config=True)
+            sweeper = cfg.hydra.sweeper
+            low, high, trials = float(sweeper.low), float(sweeper.high), int(sweeper.trials)
+    except Exception as exc:
+        raise UserError(describe_config_error(exc)) from None
+    check_range(low, high, trials)
 
 
 def describe_config_error(exc: BaseException) -> str:
@@ -145,8 +167,9 @@ def resumed_config(resume: Path, overrides: Sequence[str]) -> tuple[DictConfig, 
         raise UserError(f"resume takes its config from {resume}; only "
                         f"{', '.join(k.rstrip('.') for k in RESUMABLE_KEYS)} may change "
                         f"(got {' '.join(refused)})")
+    values = [o for o in changes if not o.lstrip("+").startswith("sweep=")]  # hydra-only
     try:
-        cfg = OmegaConf.merge(typed_config(payload["config"]), OmegaConf.from_dotlist(changes))
+        cfg = OmegaConf.merge(typed_config(payload["config"]), OmegaConf.from_dotlist(values))
     except UserError:
         raise
     except Exception as exc:
@@ -173,7 +196,14 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
 def _hydra_entry(cfg: DictConfig) -> None:
     global _exit_code
     hydra_cfg = HydraConfig.get()
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
-        _exit_code = train(cfg, Path(hydra_cfg.runtime.output_dir), hydra_cfg.overrides.task)
+        code = train(cfg, Path(hydra_cfg.runtime.output_dir), hydra_cfg.overrides.task)
     except UserError as err:
+        if multirun:  # one bad run of a sweep: the sweeper records it and goes on
+            raise
         _fail(err)
+        return
+    if multirun and code == EXIT_INTERRUPTED:
+        raise KeyboardInterrupt  # Ctrl-C stops the whole sweep, after this run's checkpoint
+    _exit_code = max(_exit_code, code)

@@ -38,6 +38,7 @@ class A3CConfig:
     entropy_beta: float = 0.01
     value_loss_coef: float = 0.5
     max_grad_norm: float = 40.0
+    episode_updates: bool = False
 
 
 @dataclass
@@ -82,7 +83,21 @@ VALUE_BASED = ("one_step_q", "one_step_sarsa", "nstep_q")
 
 
 @dataclass
-class AtariEnvConfig:
+class DomainDefaults:
+    """A3C settings the paper ties to a domain; conf/algo/a3c.yaml reads them from here."""
+
+    a3c_entropy_beta: float = 0.01
+    a3c_episode_updates: bool = False
+    sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
+    sweep_lr_high: float = 1e-2
+
+
+# whole-episode buffers hold every observation of an episode: keep them small
+EPISODE_UPDATE_MAX_STEPS = 10_000
+
+
+@dataclass
+class AtariEnvConfig(DomainDefaults):
     """An ALE game with DQN preprocessing."""
 
     family: str = "atari"
@@ -98,12 +113,66 @@ class AtariEnvConfig:
 
 
 @dataclass
-class GymEnvConfig:
+class GymEnvConfig(DomainDefaults):
     """Any registered gymnasium environment with vector observations and discrete actions."""
 
     family: str = "gym"
     id: str = MISSING
     max_episode_steps: int | None = None
+    clip_rewards: bool = False
+
+
+@dataclass
+class MujocoDefaults(DomainDefaults):
+    """The paper's MuJoCo settings (Supp. "Continuous Action Control", Figure S-mujoco)."""
+
+    a3c_entropy_beta: float = 1e-4
+    a3c_episode_updates: bool = True
+    sweep_lr_low: float = 1e-5
+    sweep_lr_high: float = 1e-1
+
+
+@dataclass
+class MujocoEnvConfig(MujocoDefaults):
+    """A gymnasium MuJoCo task from its physical state; actions are clipped to the bounds
+    for the simulator only (the policy's sample is what the loss sees)."""
+
+    family: str = "mujoco"
+    id: str = MISSING
+    max_episode_steps: int | None = None
+    clip_rewards: bool = False
+
+
+@dataclass
+class MujocoPixelsEnvConfig(MujocoDefaults):
+    """A dm_control suite task seen only through an RGB camera (the paper's pixel tasks)."""
+
+    family: str = "mujoco_pixels"
+    domain: str = MISSING
+    task: str = MISSING
+    camera_id: int = 0
+    screen_size: int = 84
+    frame_skip: int = 4
+    clip_rewards: bool = False
+
+
+@dataclass
+class MazeEnvConfig(DomainDefaults):
+    """A Labyrinth-like maze level: labmaze's generator settings and the game's clock."""
+
+    family: str = "maze"
+    level: str = MISSING
+    height: int = 11
+    width: int = 11
+    max_rooms: int = 4
+    room_min_size: int = 3
+    room_max_size: int = 5
+    apples_per_room: int = 2
+    episode_seconds: float = 60.0
+    fps: int = 60
+    frame_skip: int = 4
+    screen_size: int = 84
+    eval_seeds: list[int] = field(default_factory=list)
     clip_rewards: bool = False
 
 
@@ -122,6 +191,15 @@ class LSTMNetworkConfig(FFNetworkConfig):
 
     name: str = "lstm"
     lstm_size: int = 256
+
+
+@dataclass
+class GaussianNetworkConfig:
+    """Separate policy and value nets, each encoder -> LSTM; a spherical Gaussian policy."""
+
+    name: str = "gaussian"
+    hidden: int = 200
+    lstm_size: int = 128
 
 
 @dataclass
@@ -194,15 +272,21 @@ class TrainConfig:
 SCHEMAS: dict[str, dict[str, type]] = {
     "algo": {"a3c": A3CConfig, "one_step_q": OneStepQConfig,
              "one_step_sarsa": OneStepSarsaConfig, "nstep_q": NStepQConfig},
-    "env": {"atari": AtariEnvConfig, "gym": GymEnvConfig},
-    "network": {"ff": FFNetworkConfig, "lstm": LSTMNetworkConfig},
+    "env": {"atari": AtariEnvConfig, "gym": GymEnvConfig, "mujoco": MujocoEnvConfig,
+            "mujoco_pixels": MujocoPixelsEnvConfig, "maze": MazeEnvConfig},
+    "network": {"ff": FFNetworkConfig, "lstm": LSTMNetworkConfig,
+                "gaussian": GaussianNetworkConfig},
     "optimizer": {"shared_rmsprop": SharedRMSPropConfig, "rmsprop": RMSPropConfig,
                   "momentum_sgd": MomentumSGDConfig},
 }
 
 
 def register_schemas() -> None:
-    """Put every schema in Hydra's ConfigStore under ``schema/<group>/<name>``."""
+    """Put every schema in Hydra's ConfigStore under ``schema/<group>/<name>``, and the
+    sweeper under ``hydra/sweeper/asyncrl_loguniform``."""
+    from asyncrl.sweep import register_sweeper
+
+    register_sweeper()
     cs = ConfigStore.instance()
     cs.store(name="train_schema", node=TrainConfig)
     for group, options in SCHEMAS.items():
@@ -252,19 +336,62 @@ def _validate_exploration(algo: Any) -> None:
 def _validate_combination(cfg: Any) -> None:
     """Pairs of choices that each compose but cannot work together."""
     value_based = cfg.algo.name in VALUE_BASED
-    if value_based and cfg.network.name == "gaussian":
+    gaussian = cfg.network.name == "gaussian"
+    if value_based and gaussian:
         raise UserError(f"algo={cfg.algo.name} needs one Q-value per discrete action, which "
                         "network=gaussian does not give; use network=ff or network=lstm, or "
                         "algo=a3c for a Gaussian policy")
-    if cfg.env.family == "gym":
-        import gymnasium as gym
+    continuous = _has_continuous_actions(cfg.env)
+    if continuous and not gaussian:
+        what = (f"algo={cfg.algo.name} picks the best of finitely many actions"
+                if value_based else f"network={cfg.network.name} has a softmax policy")
+        raise UserError(f"{_env_name(cfg.env)} has continuous actions, but {what}; use "
+                        "algo=a3c network=gaussian")
+    if gaussian and not continuous:
+        raise UserError(f"network=gaussian draws continuous actions, but {_env_name(cfg.env)} "
+                        "has discrete ones; use network=ff or network=lstm")
+    if cfg.algo.name == "a3c" and cfg.algo.episode_updates:
+        limit = _episode_step_limit(cfg.env)
+        if limit is None or limit > EPISODE_UPDATE_MAX_STEPS:
+            raise UserError(f"algo.episode_updates=true makes each update one whole episode, "
+                            f"which needs a time limit of at most {EPISODE_UPDATE_MAX_STEPS:,} "
+                            f"steps; {_env_name(cfg.env)} has "
+                            f"{'none' if limit is None else f'{limit:,}'}")
 
-        space = gym.make(cfg.env.id).action_space
-        if not isinstance(space, gym.spaces.Discrete):
-            what = (f"algo={cfg.algo.name} picks the best of finitely many actions"
-                    if value_based else f"network={cfg.network.name} has a softmax policy")
-            raise UserError(f"{cfg.env.id} has continuous actions {space}, but {what}; "
-                            "asyncrl's discrete-action algorithms cannot drive it")
+
+def _env_name(env: Any) -> str:
+    if env.family == "maze":
+        return f"maze/{env.level}"
+    if env.family == "mujoco_pixels":
+        return f"{env.domain}/{env.task} from pixels"
+    return str(env.game if env.family == "atari" else env.id)
+
+
+def _has_continuous_actions(env: Any) -> bool:
+    if env.family in ("atari", "maze"):
+        return False
+    if env.family == "mujoco_pixels":
+        return True
+    import gymnasium as gym
+
+    return not isinstance(gym.make(env.id).action_space, gym.spaces.Discrete)
+
+
+def _episode_step_limit(env: Any) -> int | None:
+    if env.family == "atari":
+        return int(env.max_episode_frames // env.frame_skip)
+    if env.family == "maze":
+        return int(round(env.episode_seconds * env.fps / env.frame_skip))
+    if env.family == "mujoco_pixels":
+        from asyncrl.envs.dm_pixels import episode_steps
+
+        return episode_steps(env.domain, env.task, env.frame_skip)
+    if env.max_episode_steps is not None:
+        return int(env.max_episode_steps)
+    import gymnasium as gym
+
+    limit = gym.spec(env.id).max_episode_steps
+    return None if limit is None else int(limit)
 
 
 def _validate_env(env: Any) -> None:
@@ -279,13 +406,45 @@ def _validate_env(env: Any) -> None:
             )
         if env.frame_skip < 1 or env.frame_stack < 1 or env.noop_max < 0:
             raise UserError("env.frame_skip and env.frame_stack must be >= 1, env.noop_max >= 0")
-    elif env.family == "gym":
+    elif env.family in ("gym", "mujoco"):
         import gymnasium as gym
 
         if env.id not in gym.registry:
             raise UserError(f"unknown gymnasium environment id '{env.id}'")
+        if env.family == "mujoco" and "mujoco" not in str(gym.spec(env.id).entry_point):
+            raise UserError(f"'{env.id}' is not a gymnasium MuJoCo task")
+        if env.max_episode_steps is not None and env.max_episode_steps < 1:
+            raise UserError(f"env.max_episode_steps={env.max_episode_steps}: must be >= 1")
+    elif env.family == "maze":
+        _validate_maze(env)
+    elif env.family == "mujoco_pixels":
+        from asyncrl.envs.dm_pixels import check_headless_rendering
+
+        check_headless_rendering()  # first: a broken GL setting breaks importing dm_control
+        from dm_control import suite
+
+        if (env.domain, env.task) not in suite.ALL_TASKS:
+            raise UserError(f"dm_control's suite has no task '{env.domain}/{env.task}'")
+        if env.frame_skip < 1 or env.screen_size < 36:
+            raise UserError("env.frame_skip must be >= 1 and env.screen_size >= 36")
     else:
         raise UserError(f"unknown environment family '{env.family}'")
+
+
+def _validate_maze(env: Any) -> None:
+    for key in ("height", "width"):
+        value = getattr(env, key)
+        if value < 5 or value % 2 == 0:
+            raise UserError(f"env.{key}={value}: labmaze needs an odd size of at least 5")
+    if not 1 <= env.room_min_size <= env.room_max_size:
+        raise UserError(f"env.room_min_size={env.room_min_size} and env.room_max_size="
+                        f"{env.room_max_size}: need 1 <= min <= max")
+    if env.max_rooms < 1 or env.apples_per_room < 0:
+        raise UserError("env.max_rooms must be >= 1 and env.apples_per_room >= 0")
+    if env.frame_skip < 1 or env.fps < 1 or not env.episode_seconds > 0:
+        raise UserError("env.frame_skip and env.fps must be >= 1, env.episode_seconds > 0")
+    if not env.eval_seeds:
+        raise UserError(f"maze level '{env.level}' names no env.eval_seeds")
 
 
 GROUP_KEYS = {"algo": "name", "env": "family", "network": "name", "optimizer": "name"}

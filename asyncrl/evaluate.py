@@ -66,7 +66,7 @@ class Evaluator:
     def __init__(self, cfg: Any, shared: SharedState) -> None:
         self.cfg = cfg
         self.shared = shared
-        self.env = make_env(cfg.env)
+        self.env = make_env(cfg.env, evaluation=True)
         seed = derive_seed(cfg.seed, EVALUATOR_SEED_KEY, shared.base_frames)
         self.env.reset(seed=seed)
         self.algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
@@ -170,7 +170,8 @@ def evaluate(args: argparse.Namespace) -> int:
         raise UserError(f"no run directory or checkpoint at {args.source}")
     torch.set_num_threads(1)
     cfg, model, payload = load_policy(args.source)
-    env = make_env(cfg.env, render_mode="rgb_array" if args.video else None)
+    env = make_env(cfg.env, render_mode="rgb_array" if args.video else None,
+                   evaluation=True)
     env.reset(seed=args.seed)
     algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(args.seed))
     max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))

@@ -20,7 +20,7 @@ import torch
 import torch.multiprocessing as mp
 from omegaconf import OmegaConf
 
-from asyncrl import messages
+from asyncrl import messages, run_status
 from asyncrl.algos import ALGORITHMS
 from asyncrl.checkpoint import checkpoint_path, save_checkpoint
 from asyncrl.display import LiveDisplay, Progress
@@ -30,6 +30,7 @@ from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer
 from asyncrl.plots import plot_learning_curve
 from asyncrl.recorder import Recorder
+from asyncrl.run_status import write_status
 from asyncrl.seeding import seed_everything
 from asyncrl.shared import SharedState
 from asyncrl.worker import LOOP_METRICS, WorkerSpec, run_worker, worker_process
@@ -41,7 +42,11 @@ JOIN_TIMEOUT_S = 15.0
 PROGRESS_LOG_EVERY_S = 30.0
 STARTUP_GRACE_S = 120.0
 
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+EXIT_OK, EXIT_FAILED, EXIT_DIVERGED, EXIT_INTERRUPTED = 0, 1, 3, 130
+
+
+class RunDiverged(Exception):
+    """A worker's loss stopped being finite: the run stops, no worker is restarted."""
 
 
 class RunFailed(Exception):
@@ -92,6 +97,7 @@ class Launcher:
         self._speed = 0.0
         self._last_log = 0.0
         self._last_checkpoint = (time.monotonic(), self.shared.total_frames())
+        self._shutting_down = False
 
     def _restore(self, payload: dict[str, Any]) -> None:
         self.shared.model.load_state_dict(payload["model"])
@@ -118,7 +124,8 @@ class Launcher:
         log.info("%s: T=%d of %d frames; outputs in %s", title, self.shared.total_frames(),
                  self.cfg.total_frames, self.run_dir)
         previous_term = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-        code = EXIT_OK
+        code, status, reason = EXIT_OK, run_status.FINISHED, ""
+        write_status(self.run_dir, run_status.RUNNING, frames=self.shared.total_frames())
         supervision = Supervision()
         self.display = LiveDisplay(title, self.cfg.log.progress)
         with self.display:
@@ -129,16 +136,31 @@ class Launcher:
                     self._run_processes(supervision)
             except KeyboardInterrupt:
                 log.warning("interrupted: stopping the workers and saving a checkpoint")
-                code = EXIT_INTERRUPTED
+                code, status, reason = EXIT_INTERRUPTED, run_status.INTERRUPTED, "interrupted"
+            except RunDiverged as diverged:
+                log.error("the run diverged: %s", diverged)
+                code, status, reason = EXIT_DIVERGED, run_status.DIVERGED, str(diverged)
             except RunFailed as failure:
                 log.error("%s", failure)
-                code = EXIT_FAILED
+                code, status, reason = EXIT_FAILED, run_status.FAILED, str(failure)
+            except BaseException as error:
+                reason = f"{type(error).__name__}: {error}".splitlines()[0]
+                code, status = EXIT_FAILED, run_status.FAILED
+                raise
             finally:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the shutdown finish its writes
                 self._shutdown(supervision)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 signal.signal(signal.SIGTERM, previous_term)
+                self._write_final_status(status, reason)
         return code
+
+    def _write_final_status(self, status: str, reason: str) -> None:
+        recorder = self.recorder
+        write_status(self.run_dir, status, reason=reason, frames=self.shared.total_frames(),
+                     total_frames=self.cfg.total_frames, wall_time=self.shared.wall_time(),
+                     episodes=recorder.episode_count if recorder else 0,
+                     recent_score=recorder.recent_mean() if recorder else None)
 
     def _env_name(self) -> str:
         env = self.cfg.env
@@ -252,6 +274,10 @@ class Launcher:
             self.recorder.evaluation(frames, wall, scores)
             log.info("evaluation at T=%d: mean score %.2f over %d episodes", frames,
                      sum(scores) / len(scores), len(scores))
+        elif kind == messages.DIVERGED:
+            _, worker, _, reason = message
+            if not self._shutting_down:  # a second worker's report during shutdown: known
+                raise RunDiverged(f"worker {worker}: {reason}")
         elif kind == messages.ERROR:
             _, worker, reason, trace = message
             log.error("worker %d raised %s\n%s", worker, reason, trace)
@@ -312,6 +338,7 @@ class Launcher:
 
     def _shutdown(self, sup: Supervision) -> None:
         """Stop every process (politely, then by force), save, plot, close files."""
+        self._shutting_down = True
         self.shared.request_stop()
         processes = [*sup.processes.values()] + ([sup.evaluator] if sup.evaluator else [])
         deadline = time.monotonic() + JOIN_TIMEOUT_S

@@ -12,6 +12,7 @@ EPISODE = "episode"  # (EPISODE, worker, frames_T, wall_time, score, episode_fra
 UPDATES = "updates"  # (UPDATES, worker, frames_T, {metric: mean over the interval})
 EVAL = "eval"  # (EVAL, frames_T, wall_time, [scores])
 ERROR = "error"  # (ERROR, worker, one-line reason, traceback text)
+DIVERGED = "diverged"  # (DIVERGED, worker, frames_T, reason): the loss is no longer finite
 
 
 class Outbox(Protocol):

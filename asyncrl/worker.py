@@ -16,6 +16,7 @@ forward over the segment: keeping t_max separate autograd graphs costs about 3x 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import time
@@ -29,8 +30,9 @@ import torch
 
 from asyncrl import messages
 from asyncrl.algos import SegmentBatch, build_algorithm
-from asyncrl.envs import frames_per_step, learning_terminal, make_env
+from asyncrl.envs import episode_step_limit, frames_per_step, learning_terminal, make_env
 from asyncrl.nets import LSTMState, build_model, detach_state
+from asyncrl.nets.distributions import NonFiniteOutput
 from asyncrl.optim import annealed_lr, clip_grad_norm
 from asyncrl.seeding import derive_seed
 from asyncrl.shared import SharedState
@@ -81,6 +83,7 @@ def worker_process(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any)
     """Entry point of a worker process: owns nothing shared but what ``shared`` holds."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher decides when we stop
     logging.basicConfig(level=logging.INFO, format=f"[worker {spec.worker_id}] %(message)s")
+    logging.getLogger("OpenGL").setLevel(logging.WARNING)  # MuJoCo's EGL import chatters
     torch.set_num_threads(1)
     try:
         run_worker(spec, cfg, shared, outbox, parent_pid=os.getppid())
@@ -150,7 +153,7 @@ class Actor:
                 else:
                     action, self.state = self.algorithm.act(model, obs_buf[t : t + 1],
                                                             self.state, frames)
-                action_buf[t] = action
+                action_buf[t] = torch.as_tensor(action)
                 self.obs, raw_reward, terminated, truncated, info = self.env.step(action)
                 reward = float(raw_reward)
                 self.score += reward
@@ -202,10 +205,10 @@ def run_worker(
     model = build_model(cfg, actor.env.observation_space, actor.env.action_space)
     local_params = list(model.parameters())
     shared_params = list(shared.model.parameters())
-    t_max = algorithm.segment_steps
+    t_max = algorithm.segment_steps or episode_step_limit(actor.env)
     obs_buf = torch.zeros((t_max + 1, *np.shape(actor.obs)),
                           dtype=torch.from_numpy(actor.obs).dtype)
-    action_buf = torch.zeros(t_max, dtype=torch.int64)
+    action_buf = model.distribution.action_buffer(t_max)  # type: ignore[operator, union-attr]
     metrics = MetricsAccumulator(cfg.log.interval_seconds)
     target_interval = getattr(cfg.algo, "target_update_frames", 0)
     log.info("%s: %s", cfg.algo.name, algorithm.describe())
@@ -219,12 +222,23 @@ def run_worker(
             for local, remote in zip(local_params, shared_params, strict=True):
                 local.copy_(remote)
 
-        segment = actor.rollout(model, obs_buf, action_buf, t_max, frames_now)
+        try:
+            segment = actor.rollout(model, obs_buf, action_buf, t_max, frames_now)
+        except NonFiniteOutput as exc:
+            outbox.put((messages.DIVERGED, spec.worker_id, frames_now,
+                        f"{exc} at T={frames_now:,}"))
+            break
         shared.frames[spec.worker_id] += segment.steps * actor.frame_skip
         loss, stats = algorithm.loss(model, shared.target, segment.batch(obs_buf, action_buf))
         # fresh gradient tensors: nothing to zero, nothing accumulated by accident
         grads = torch.autograd.grad(loss, local_params)
         grad_norm = clip_grad_norm(grads, cfg.algo.max_grad_norm)
+        if not (math.isfinite(float(loss.detach())) and math.isfinite(grad_norm)):
+            # a diverged run cannot recover, and stepping would write NaN into the shared model
+            value = float(loss.detach())
+            outbox.put((messages.DIVERGED, spec.worker_id, frames_now,
+                        f"loss {value}, gradient norm {grad_norm} at T={frames_now:,}"))
+            break
         lr = annealed_lr(cfg.lr, frames_now, cfg.total_frames)
         shared.optimizer.step(grads, lr, spec.worker_id)
         if target_interval:

@@ -5,7 +5,16 @@ import math
 import pytest
 import torch
 
-from asyncrl.algos.a3c import a3c_loss
+from asyncrl.algos.a3c import a3c_loss as loss_from_parts
+from asyncrl.nets.distributions import CategoricalPolicy
+
+SOFTMAX = CategoricalPolicy()
+
+
+def a3c_loss(logits, values, actions, returns, entropy_beta, value_loss_coef):
+    """The loss of a softmax policy, from its logits."""
+    return loss_from_parts(SOFTMAX.log_prob(logits, actions), SOFTMAX.entropy(logits), values,
+                           returns, entropy_beta, value_loss_coef)
 
 
 def test_loss_terms_on_two_actions():

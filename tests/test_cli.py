@@ -62,6 +62,11 @@ def test_two_workers_write_everything_a_run_leaves(workdir):
      "Pendulum-v1 has continuous actions"),
     (["algo=one_step_q", "algo.epsilon_probabilities=[0.5,0.6,0.1]"], "must be non-negative"),
     (["algo=nstep_q", "algo.t_max=0"], "algo.t_max=0"),
+    (["env=mujoco/not_a_task"], "unknown env option 'mujoco/not_a_task'"),
+    (["env=mujoco/hopper", "algo=nstep_q"], "needs one Q-value per discrete action"),
+    (["env=mujoco/hopper", "network=ff"], "Hopper-v5 has continuous actions"),
+    (["network=gaussian"], "network=gaussian draws continuous actions, but pong"),
+    (["algo.episode_updates=true"], "needs a time limit of at most 10,000 steps"),
 ])
 def test_bad_input_is_one_line_with_nonzero_exit_and_nothing_written(workdir, args, fragment):
     result = run_cli(args, workdir, timeout=120)
@@ -143,11 +148,17 @@ def _wait_for(predicate, timeout: float) -> bool:
     return False
 
 
+def _interruptible() -> None:
+    # a shell starts background jobs with SIGINT ignored, and Python then installs no Ctrl-C
+    # handler: undo that, so the test means the same however pytest itself was started
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_long_run(run_dir: Path, cwd: Path, *extra: str) -> subprocess.Popen[str]:
     args = [*SHORT_PONG, "total_frames=100_000_000", f"hydra.run.dir={run_dir}", *extra]
     return subprocess.Popen([sys.executable, "-m", "asyncrl", *args], cwd=cwd, env=cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_interruptible)
 
 
 def _worker_pids(launcher: int) -> list[int]:

@@ -93,3 +93,66 @@ def test_value_based_methods_train_on_pong(pong_jobs, algo, network):
     rows = _rows(run_dir / "episodes.csv")
     assert rows and all(-21 <= float(r["score"]) <= 21 for r in rows)
     assert torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"] >= 3000
+
+
+@pytest.fixture(scope="module")
+def mujoco_jobs(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("mujoco")
+    sweep_dir = workdir / "sweep"
+    result = run_cli(["-m", "env=mujoco/inverted_pendulum", "total_frames=3000", "workers=2",
+                      "algo.episode_updates=true,false", "log.tensorboard=false", *QUICK,
+                      f"hydra.sweep.dir={sweep_dir}"], workdir, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {OmegaConf.load(c)["algo"]["episode_updates"]: c.parent
+            for c in sweep_dir.glob("*/config.yaml")}
+
+
+@pytest.mark.parametrize("episode_updates", [True, False])
+def test_a3c_gaussian_trains_on_mujoco(mujoco_jobs, episode_updates):
+    run_dir = mujoco_jobs[episode_updates]
+    payload = torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)
+    assert payload["frames"] >= 3000
+    assert any(key.startswith("actor.core.lstm") for key in payload["model"])
+    assert any(key.startswith("critic.core.lstm") for key in payload["model"])
+    updates = _rows(run_dir / "updates.csv")
+    assert {r["worker"] for r in updates} == {"0", "1"}
+    assert all(float(r["loss"]) == float(r["loss"]) for r in updates)
+    episodes = _rows(run_dir / "episodes.csv")
+    assert episodes and all(float(r["score"]) >= 1 for r in episodes)
+    # one update per episode, or one per t_max = 5 steps
+    steps_per_update = sum(int(r["episode_frames"]) for r in episodes) / sum(
+        float(r["updates"]) for r in updates)
+    if episode_updates:
+        assert steps_per_update > 5
+    else:
+        assert steps_per_update <= 5
+
+
+def test_a3c_lstm_trains_on_a_maze(tmp_path):
+    run_dir = tmp_path / "maze"
+    result = run_cli(["env=maze/small", "total_frames=4000", "workers=2",
+                      "log.tensorboard=false", *QUICK, f"hydra.run.dir={run_dir}"],
+                     tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)
+    assert payload["frames"] >= 4000
+    assert any("lstm" in key for key in payload["model"])
+    assert payload["model"]["torso.conv.0.weight"].shape[1] == 3  # RGB in
+    updates = _rows(run_dir / "updates.csv")
+    assert {r["worker"] for r in updates} == {"0", "1"}
+    assert all(float(r["loss"]) == float(r["loss"]) for r in updates)
+
+
+def test_a3c_gaussian_trains_from_pixels(tmp_path):
+    run_dir = tmp_path / "pixels"
+    result = run_cli(["env=mujoco/pixels/pendulum", "algo.episode_updates=false",
+                      "total_frames=600", "workers=2", "log.tensorboard=false", *QUICK,
+                      f"hydra.run.dir={run_dir}"], tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)
+    assert payload["frames"] >= 600
+    # two linear convs per branch, then the LSTM
+    assert payload["model"]["actor.torso.conv.0.weight"].shape == (16, 3, 8, 8)
+    assert "critic.core.lstm.weight_hh_l0" in payload["model"]
+    updates = _rows(run_dir / "updates.csv")
+    assert {r["worker"] for r in updates} == {"0", "1"}

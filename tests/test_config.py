@@ -7,6 +7,7 @@ import pytest
 
 from asyncrl.cli import compose_config
 from asyncrl.config import validate
+from asyncrl.envs import make_env
 from asyncrl.envs.atari import known_games
 from asyncrl.errors import UserError
 from asyncrl.nets import build_model
@@ -31,7 +32,7 @@ def test_every_env_composes_and_builds_a_model_and_optimizer(env):
         obs = gym.spaces.Box(0, 255, (cfg.env.frame_stack, 84, 84))
         actions = gym.spaces.Discrete(6)
     else:
-        probe = gym.make(cfg.env.id)
+        probe = make_env(cfg.env)
         obs, actions = probe.observation_space, probe.action_space
     model = build_model(cfg, obs, actions)
     assert build_optimizer(cfg.optimizer, model.parameters()).params

@@ -60,3 +60,13 @@ def test_value_based_method_learns_cartpole(workdir, algo):
     assert sum(first) / 20 < 40
     # measured at 60k frames: 145 (one-step Q), 108 (Sarsa), 190 (n-step Q); random is ~22
     assert sum(last) / 20 >= 60, f"mean of the last 20 episodes: {sum(last) / 20:.1f}"
+
+
+@pytest.mark.slow
+def test_a3c_gaussian_learns_inverted_pendulum(workdir):
+    # measured (docs/learning.md): the mean episode passes 400 by 125k frames, 1000 by 200k
+    played = train(workdir, ["env=mujoco/inverted_pendulum", "workers=2", "total_frames=150000",
+                             "log.tensorboard=false", *QUICK], 1200)
+    first, last = played[:20], played[-20:]
+    assert sum(first) / 20 < 60  # a random Gaussian policy balances ~10-40 steps
+    assert sum(last) / 20 >= 200, f"mean of the last 20 episodes: {sum(last) / 20:.1f}"

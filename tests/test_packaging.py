@@ -1,4 +1,4 @@
-"""A non-editable install carries the config tree: the wheel holds every conf/ file."""
+"""A non-editable install carries the config tree, the data files and every package."""
 
 from __future__ import annotations
 
@@ -17,3 +17,7 @@ def test_wheel_ships_every_config_file(tmp_path):
     expected = {f"asyncrl/conf/{p.relative_to(CONF).as_posix()}" for p in CONF.rglob("*.yaml")}
     assert expected and expected <= names
     assert "asyncrl/cli.py" in names
+    # the report's reference data and the sweeper Hydra loads by its plugin package name
+    assert {"asyncrl/data/atari_reference.csv", "asyncrl/data/paper_table_s3.csv",
+            "hydra_plugins/asyncrl_sweeper/__init__.py", "asyncrl/envs/maze/raycast.py",
+            "asyncrl/report/metrics.py"} <= names

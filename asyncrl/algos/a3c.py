@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from asyncrl.algos.returns import advantages, discounted_returns
 from asyncrl.algos.segment import SegmentBatch
-from asyncrl.nets import LSTMState
 
 
 @dataclass
@@ -29,29 +27,39 @@ class A3CLoss:
 
 
 def a3c_loss(
-    logits: torch.Tensor,
+    log_probs: torch.Tensor,
+    entropies: torch.Tensor,
     values: torch.Tensor,
-    actions: torch.Tensor,
     returns: torch.Tensor,
     entropy_beta: float,
     value_loss_coef: float,
 ) -> A3CLoss:
-    """Loss whose gradient is the paper's d(theta) + d(theta_v) for one segment."""
-    log_probs = F.log_softmax(logits, dim=-1)
-    entropy = -(log_probs.exp() * log_probs).sum(-1).sum()
-    taken = log_probs.gather(1, actions.unsqueeze(1)).squeeze(1)
-    policy_loss = -(taken * advantages(returns, values)).sum()
+    """Loss whose gradient is the paper's d(theta) + d(theta_v) for one segment.
+
+    ``log_probs[i]`` is log pi(a_i|s_i) of the action taken, ``entropies[i]`` H(pi(.|s_i)):
+    the same for a softmax and a Gaussian policy.
+    """
+    entropy = entropies.sum()
+    policy_loss = -(log_probs * advantages(returns, values)).sum()
     value_loss = (returns - values).pow(2).sum()
     total = policy_loss + value_loss_coef * value_loss - entropy_beta * entropy
     return A3CLoss(total=total, policy=policy_loss, value=value_loss, entropy=entropy)
 
 
-def sample_action(logits: torch.Tensor, generator: torch.Generator) -> int:
-    return int(torch.multinomial(logits.softmax(-1)[0], 1, generator=generator))
+def _first(policy_out: Any, steps: int) -> Any:
+    """The policy output of the first ``steps`` states (a tensor, or a Gaussian's pair)."""
+    if isinstance(policy_out, tuple):
+        return tuple(part[:steps] for part in policy_out)
+    return policy_out[:steps]
 
 
 class A3C:
-    """Acts by sampling pi(.|s; theta'), learns from the segment's n-step returns."""
+    """Acts by sampling pi(.|s; theta'), learns from the segment's n-step returns.
+
+    With ``episode_updates`` a segment is a whole episode and its returns are not
+    bootstrapped (the paper's choice for MuJoCo); ``segment_steps`` is then None and the
+    worker sizes its buffers by the environment's time limit.
+    """
 
     uses_target = False
     needs_next_action = False
@@ -60,15 +68,17 @@ class A3C:
     def __init__(self, algo_cfg: Any, generator: torch.Generator) -> None:
         self.cfg = algo_cfg
         self.generator = generator
-        self.segment_steps = int(algo_cfg.t_max)
+        self.episode_updates = bool(algo_cfg.episode_updates)
+        self.segment_steps: int | None = None if self.episode_updates else int(algo_cfg.t_max)
 
     def describe(self) -> str:
-        return f"t_max={self.segment_steps}, entropy_beta={self.cfg.entropy_beta}"
+        updates = ("whole-episode updates, no bootstrapping" if self.episode_updates
+                   else f"t_max={self.segment_steps}")
+        return f"{updates}, entropy_beta={self.cfg.entropy_beta}"
 
-    def act(self, model: Any, obs: torch.Tensor, state: LSTMState | None,
-            frames: int) -> tuple[int, LSTMState | None]:
-        logits, _, state = model(obs, state)
-        return sample_action(logits, self.generator), state
+    def act(self, model: Any, obs: torch.Tensor, state: Any, frames: int) -> tuple[Any, Any]:
+        policy_out, _, state = model(obs, state)
+        return model.distribution.sample(policy_out, self.generator), state
 
     eval_act = act
 
@@ -76,11 +86,15 @@ class A3C:
              ) -> tuple[torch.Tensor, dict[str, float]]:
         steps = batch.steps
         # one forward over s_t .. s_{t+n}: the last value is the bootstrap V(s_{t+n})
-        logits, values, _ = model(batch.obs[: steps + 1], batch.start_state)
-        bootstrap = 0.0 if batch.terminals[-1] else float(values[steps].detach())
+        policy_out, values, _ = model(batch.obs[: steps + 1], batch.start_state)
+        bootstrap = (0.0 if batch.terminals[-1] or self.episode_updates
+                     else float(values[steps].detach()))
         returns = torch.tensor(discounted_returns(batch.rewards, batch.terminals, bootstrap,
                                                   self.cfg.gamma))
-        loss = a3c_loss(logits[:steps], values[:steps], batch.actions[:steps], returns,
+        taken = _first(policy_out, steps)
+        distribution = model.distribution
+        loss = a3c_loss(distribution.log_prob(taken, batch.actions[:steps]),
+                        distribution.entropy(taken), values[:steps], returns,
                         self.cfg.entropy_beta, self.cfg.value_loss_coef)
         return loss.total, {
             "loss": loss.total.item(), "policy_loss": loss.policy.item(),

@@ -7,8 +7,11 @@ from typing import Any
 import gymnasium as gym
 
 
-def make_env(env_cfg: Any, render_mode: str | None = None) -> gym.Env:
-    """Build the environment an ``env`` config node describes."""
+def make_env(env_cfg: Any, render_mode: str | None = None, evaluation: bool = False) -> gym.Env:
+    """Build the environment an ``env`` config node describes.
+
+    ``evaluation`` asks for the evaluation variant where a domain has one (mazes: the
+    fixed evaluation layouts that training never sees)."""
     if env_cfg.family == "atari":
         from asyncrl.envs.atari import AtariEnv
 
@@ -27,7 +30,40 @@ def make_env(env_cfg: Any, render_mode: str | None = None) -> gym.Env:
         if env_cfg.max_episode_steps is not None:
             kwargs["max_episode_steps"] = env_cfg.max_episode_steps
         return gym.make(env_cfg.id, **kwargs)
+    if env_cfg.family == "mujoco":
+        from asyncrl.envs.mujoco import make_mujoco
+
+        return make_mujoco(env_cfg.id, env_cfg.max_episode_steps, render_mode)
+    if env_cfg.family == "mujoco_pixels":
+        from gymnasium.wrappers import ClipAction
+
+        from asyncrl.envs.dm_pixels import DMControlPixels
+
+        return ClipAction(DMControlPixels(env_cfg.domain, env_cfg.task, env_cfg.screen_size,
+                                          env_cfg.camera_id, env_cfg.frame_skip, render_mode))
+    if env_cfg.family == "maze":
+        from asyncrl.envs.maze import LevelSpec, MazeEnv
+
+        spec = LevelSpec(height=env_cfg.height, width=env_cfg.width,
+                         max_rooms=env_cfg.max_rooms, room_min_size=env_cfg.room_min_size,
+                         room_max_size=env_cfg.room_max_size,
+                         apples_per_room=env_cfg.apples_per_room)
+        return MazeEnv(spec, episode_seconds=env_cfg.episode_seconds, fps=env_cfg.fps,
+                       frame_skip=env_cfg.frame_skip, screen_size=env_cfg.screen_size,
+                       eval_seeds=tuple(env_cfg.eval_seeds), evaluation=evaluation,
+                       render_mode=render_mode)
     raise ValueError(f"unknown environment family '{env_cfg.family}'")
+
+
+def episode_step_limit(env: gym.Env) -> int:
+    """The agent steps after which the environment cuts an episode (whole-episode updates
+    size their buffers by it)."""
+    limit = getattr(env.unwrapped, "max_steps", None)
+    if limit is None and env.spec is not None:
+        limit = env.spec.max_episode_steps
+    if limit is None:
+        raise ValueError(f"{env} has no time limit; whole-episode updates need one")
+    return int(limit)
 
 
 def frames_per_step(env_cfg: Any) -> int:

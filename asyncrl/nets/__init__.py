@@ -9,11 +9,12 @@ from torch import nn
 
 from asyncrl.config import VALUE_BASED
 from asyncrl.nets.agent_network import ActorCritic, AgentNetwork, QNetwork
+from asyncrl.nets.gaussian import GaussianActorCritic
 from asyncrl.nets.recurrent import LSTMCore, LSTMState, detach_state
 from asyncrl.nets.torsos import ConvTorso, MLPTorso
 
-__all__ = ["ActorCritic", "AgentNetwork", "LSTMCore", "LSTMState", "QNetwork", "build_model",
-           "detach_state"]
+__all__ = ["ActorCritic", "AgentNetwork", "GaussianActorCritic", "LSTMCore", "LSTMState",
+           "QNetwork", "build_model", "detach_state"]
 
 
 def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
@@ -28,8 +29,14 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
     raise ValueError(f"no torso for observations of shape {shape}")
 
 
-def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space) -> AgentNetwork:
+def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space) -> nn.Module:
     """The model ``cfg.algo`` learns, on the torso (and core) ``cfg.network`` names."""
+    if cfg.network.name == "gaussian":
+        if not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
+            raise ValueError(f"network=gaussian needs a vector of continuous actions, "
+                             f"got {action_space}")
+        return GaussianActorCritic(tuple(observation_space.shape or ()), action_space.shape[0],
+                                   hidden=cfg.network.hidden, lstm_size=cfg.network.lstm_size)
     if not isinstance(action_space, gym.spaces.Discrete):
         raise ValueError(f"network={cfg.network.name} needs discrete actions, got {action_space}")
     torso = build_torso(cfg.network, observation_space)

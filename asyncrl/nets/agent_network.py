@@ -12,11 +12,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from asyncrl.nets.distributions import CategoricalPolicy
 from asyncrl.nets.recurrent import LSTMCore, LSTMState
 
 
 class AgentNetwork(nn.Module):
     """Torso and optional recurrent core shared by the heads of a subclass."""
+
+    distribution = CategoricalPolicy()  # how actions are drawn and stored
 
     def __init__(self, torso: nn.Module, core: LSTMCore | None = None) -> None:
         super().__init__()

@@ -6,6 +6,8 @@ one step at a time, the loss feeds a whole segment from the state saved at its s
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
@@ -40,10 +42,14 @@ class LSTMCore(nn.Module):
         return out.squeeze(1), new_state
 
 
-def detach_state(state: LSTMState | None) -> LSTMState | None:
+def detach_state(state: Any) -> Any:
     """A copy that autograd can use but that carries no history: the truncation point of
-    BPTT, and safe to feed to a graph even when made under ``inference_mode``."""
+    BPTT, and safe to feed to a graph even when made under ``inference_mode``.
+
+    Takes an LSTM's ``(h, c)``, ``None``, or a tuple of those (``network=gaussian`` keeps one
+    state per branch)."""
     if state is None:
         return None
-    h, c = state
-    return h.detach().clone(), c.detach().clone()
+    if isinstance(state, torch.Tensor):
+        return state.detach().clone()
+    return tuple(detach_state(part) for part in state)

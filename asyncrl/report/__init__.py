@@ -1,0 +1,234 @@
+"""``asyncrl-report DIR [DIR ...]``: the paper's figures and tables from runs and sweeps.
+
+    asyncrl-report multirun/2026-11-26/10-00-00               # one sweep
+    asyncrl-report multirun/opt_* --out reports/optimizers    # several, overlaid by rank
+    asyncrl-report multirun/pong_sweep --status               # progress of a sweep
+
+Writes into ``--out`` (default: ``DIR/report``): ``report.md`` and the PNGs it shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from asyncrl.errors import UserError
+from asyncrl.report import figures
+from asyncrl.report.metrics import (
+    best_k,
+    human_normalised,
+    mean_curve,
+    run_final_score,
+    speedups,
+    time_to_reach,
+)
+from asyncrl.report.runs import Found, Run, find_runs
+
+PAPER_COLUMNS = ("dqn", "gorila", "double", "dueling", "prioritized", "a3c_ff_1day", "a3c_ff",
+                 "a3c_lstm")
+
+
+def read_data_csv(name: str) -> dict[str, dict[str, str]]:
+    text = resources.files("asyncrl.data").joinpath(name).read_text()
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    return {row["game"]: row for row in rows}
+
+
+def group_runs(runs: list[Run], ignore: tuple[str, ...] = ()) -> dict[str, list[Run]]:
+    groups: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        groups[run.experiment(ignore)].append(run)
+    return dict(sorted(groups.items()))
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None or (isinstance(value, float) and np.isnan(value)) else (
+        f"{value:,.{digits}f}")
+
+
+def _sweep_table(groups: dict[str, list[Run]], k: int, window: int) -> list[str]:
+    lines = ["| experiment | runs | finished | failed/diverged | best final score (lr) | "
+             f"best-{k} mean final score | median final score |",
+             "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
+    for name, runs in groups.items():
+        scores = [(run_final_score(r, window), r) for r in runs]
+        valid = [(s, r) for s, r in scores if s is not None]
+        bad = sum(r.status in ("failed", "diverged") for r in runs)
+        finished = sum(r.status == "finished" for r in runs)
+        best = max(valid, key=lambda t: t[0]) if valid else None
+        top = [s for s in (run_final_score(r, window) for r in best_k(runs, k, window))
+               if s is not None]
+        lines.append(
+            f"| {name} | {len(runs)} | {finished} | {bad} | "
+            + (f"{best[0]:,.1f} ({best[1].lr:.2g})" if best else "–")
+            + f" | {_fmt(float(np.mean(top)) if top else None)} | "
+            + f"{_fmt(float(np.median([s for s, _ in valid])) if valid else None)} |")
+    return lines
+
+
+def _scaling(runs: list[Run], k: int, window: int, reference: float | None,
+             out: Path) -> list[str]:
+    """Groups that differ only in ``workers``: data efficiency and speed-up (Table 2)."""
+    lines: list[str] = []
+    for index, (name, members) in enumerate(group_runs(runs, ("workers",)).items()):
+        by_workers: dict[int, list[Run]] = defaultdict(list)
+        for run in members:
+            by_workers[run.workers].append(run)
+        if len(by_workers) < 2:
+            continue
+        curves = {}
+        for workers, group in by_workers.items():
+            chosen = [r for r in best_k(group, k, window) if len(r.scores)]
+            if chosen:
+                curves[workers] = mean_curve([r.hours for r in chosen],
+                                             [r.scores for r in chosen], window=window)
+        if len(curves) < 2:
+            continue
+        target = reference if reference is not None else min(
+            float(np.nanmax(c[1])) for c in curves.values())
+        times = {w: time_to_reach(c[0], c[1], target) for w, c in curves.items()}
+        ups = speedups(times)
+        picture = f"scaling_{index}.png"
+        figures.scaling_curves(name, by_workers, k, "frames", out / picture, window)
+        lines += [f"### {name}", "",
+                  f"Reference score {target:,.2f} "
+                  + ("(given)" if reference is not None else
+                     "(the highest score every worker count's best-k mean reached)") + ".", "",
+                  "| workers | hours to the reference | speed-up over the fewest workers |",
+                  "| ---: | ---: | ---: |"]
+        lines += [f"| {w} | {_fmt(times[w], 3)} | {_fmt(ups[w], 2)} |" for w in sorted(times)]
+        lines += ["", f"![data efficiency]({picture})", ""]
+    return lines
+
+
+def _human_table(runs: list[Run], k: int, window: int) -> list[str]:
+    atari = [r for r in runs if r.config["env"]["family"] == "atari"]
+    if not atari:
+        return []
+    reference = read_data_csv("atari_reference.csv")
+    paper = read_data_csv("paper_table_s3.csv")
+    lines = ["| game | experiment | ours: best-k mean final score | human-normalised % | "
+             + " | ".join(f"paper {c}" for c in PAPER_COLUMNS) + " |",
+             "| --- | --- | ---: | ---: | " + " | ".join("---:" for _ in PAPER_COLUMNS) + " |"]
+    for name, members in group_runs(atari).items():
+        game = members[0].config["env"]["game"]
+        top = [s for s in (run_final_score(r, window) for r in best_k(members, k, window))
+               if s is not None]
+        score = float(np.mean(top)) if top else None
+        normalised = None
+        if score is not None and game in reference:
+            normalised = human_normalised(score, float(reference[game]["random"]),
+                                          float(reference[game]["human"]))
+        row = paper.get(game, {})
+        cells = [row.get(c) or "–" for c in PAPER_COLUMNS]
+        lines.append(f"| {game} | {name} | {_fmt(score)} | {_fmt(normalised)} | "
+                     + " | ".join(cells) + " |")
+    return lines
+
+
+def build_report(roots: list[Path], out: Path, k: int = 5, window: int = 20,
+                 reference: float | None = None) -> Path:
+    found = find_runs(roots)
+    if not found.runs:
+        why = "; ".join(f"{p}: {r}" for p, r in found.left_out[:5])
+        raise UserError(f"no finished or stopped runs under {', '.join(map(str, roots))}"
+                        + (f" (left out: {why})" if why else ""))
+    out.mkdir(parents=True, exist_ok=True)
+    groups = group_runs(found.runs)
+    figures.best_k_curves(groups, k, "frames", out / "curves_frames.png", window)
+    figures.best_k_curves(groups, k, "hours", out / "curves_hours.png", window)
+    figures.score_vs_lr(groups, out / "score_vs_lr.png", window)
+    panels: dict[str, dict[str, list[Run]]] = defaultdict(dict)
+    for runs in groups.values():
+        first = runs[0]
+        panel = (f"{first.env_name}, {first.config['algo']['name']}, "
+                 f"{first.config['network']['name']}, {first.workers} workers")
+        panels[panel][first.config["optimizer"]["name"]] = runs
+    figures.score_by_rank(dict(panels), out / "score_by_rank.png", window)
+
+    lines = ["# asyncrl report", "",
+             f"Runs from {', '.join(f'`{r}`' for r in roots)}: {len(found.runs)} read, "
+             f"{len(found.left_out)} left out. Final score: the mean of a run's last {window} "
+             f"training episodes (raw scores); best-k: the {k} runs with the highest final "
+             "scores.", ""]
+    if found.left_out:
+        lines += ["Left out:", ""] + [f"- `{p}`: {r}" for p, r in found.left_out] + [""]
+    failed = [r for r in found.runs if r.status in ("failed", "diverged")]
+    if failed:
+        lines += ["Runs that failed or diverged (no final score):", ""]
+        lines += [f"- `{r.path}` (lr {r.lr:.3g}): {r.status}, {r.reason}" for r in failed]
+        lines += [""]
+    lines += ["## Sweeps", ""] + _sweep_table(groups, k, window) + [""]
+    lines += ["## Best-k mean learning curves (paper Figure 1)", "",
+              "![against frames](curves_frames.png)", "", "![against hours](curves_hours.png)",
+              "", "## Final score against learning rate (paper Figure 2)", "",
+              "![score vs lr](score_vs_lr.png)", "",
+              "## Final scores by rank (paper Figure S-optimization)", "",
+              "![by rank](score_by_rank.png)", ""]
+    scaling = _scaling(found.runs, k, window, reference, out)
+    if scaling:
+        lines += ["## Workers: data efficiency and speed-up (paper Table 2, Figures 3-4)", ""]
+        lines += scaling
+    human = _human_table(found.runs, k, window)
+    if human:
+        lines += ["## Atari: human-normalised scores (paper Table S3 beside ours)", "",
+                  "Ours: best-k mean final training score, no-op starts; the paper's columns "
+                  "are its Table S3 (human starts), so they compare in order of magnitude, not "
+                  "digit by digit. Random and human references: `asyncrl/data/"
+                  "atari_reference.csv` (sources in its header).", ""] + human + [""]
+    report = out / "report.md"
+    report.write_text("\n".join(lines))
+    return report
+
+
+def status_table(found: Found) -> str:
+    lines = [f"{'run':60s} {'status':12s} {'frames':>12s} {'score':>9s}  lr"]
+    for run in found.runs:
+        score = run_final_score(run)
+        frames = int(run.frames[-1]) if len(run.frames) else 0
+        lines.append(f"{str(run.path)[-60:]:60s} {run.status:12s} {frames:12,d} "
+                     f"{_fmt(score):>9s}  {run.lr:.3g}")
+    for path, reason in found.left_out:
+        lines.append(f"{str(path)[-60:]:60s} {reason}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="asyncrl-report", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dirs", type=Path, nargs="+", help="run or sweep directories")
+    parser.add_argument("--out", type=Path, help="where to write (default: FIRST_DIR/report)")
+    parser.add_argument("--top-k", type=int, default=5, help="runs averaged in the curves")
+    parser.add_argument("--window", type=int, default=20,
+                        help="episodes averaged into a run's final score")
+    parser.add_argument("--reference", type=float,
+                        help="score whose time-to-reach gives the worker speed-up")
+    parser.add_argument("--status", action="store_true",
+                        help="print each run's status instead of writing a report")
+    args = parser.parse_args(argv)
+    try:
+        missing = [d for d in args.dirs if not d.is_dir()]
+        if missing:
+            raise UserError(f"no such directory: {missing[0]}")
+        if args.top_k < 1 or args.window < 1:
+            raise UserError("--top-k and --window must be at least 1")
+        if args.status:
+            print(status_table(find_runs(args.dirs)))
+            return 0
+        out = args.out or args.dirs[0] / "report"
+        report = build_report(args.dirs, out, args.top_k, args.window, args.reference)
+    except UserError as err:
+        print(f"asyncrl-report: error: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {report} and its figures")
+    return 0
+
+
+__all__: list[Any] = ["build_report", "main"]

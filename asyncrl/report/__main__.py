@@ -1,0 +1,5 @@
+import sys
+
+from asyncrl.report import main
+
+sys.exit(main())

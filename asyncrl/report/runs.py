@@ -1,0 +1,114 @@
+"""Finding run directories under a path and reading what each left.
+
+A run directory holds ``config.yaml`` and ``episodes.csv`` (and, from runs of this version
+on, ``status.json``). Runs are grouped by everything but ``lr`` and ``seed``: the runs of
+one group are one sweep, the paper's unit of comparison.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from asyncrl.run_status import RUNNING, read_status
+
+# keys that do not make two runs different experiments
+VARYING = ("lr", "seed", "resume", "log", "eval", "checkpoint", "serial", "max_worker_restarts",
+           "stall_seconds", "total_frames")
+
+
+@dataclass
+class Run:
+    path: Path
+    config: dict[str, Any]
+    frames: np.ndarray       # T at the end of each training episode, in order
+    hours: np.ndarray        # wall-clock hours at the same moments
+    scores: np.ndarray       # raw episode scores
+    status: str              # finished, interrupted, failed, diverged, or unknown
+    reason: str = ""
+
+    @property
+    def lr(self) -> float:
+        return float(self.config["lr"])
+
+    @property
+    def workers(self) -> int:
+        return int(self.config["workers"])
+
+    @property
+    def env_name(self) -> str:
+        env = self.config["env"]
+        for key in ("game", "id", "level"):
+            if env.get(key):
+                return f"{env['family']}/{env[key]}"
+        return f"{env['family']}/{env.get('domain')}/{env.get('task')}"
+
+    def experiment(self, ignore: tuple[str, ...] = ()) -> str:
+        """What this run is a sample of: the config without the keys a sweep varies."""
+        parts = [self.env_name, self.config["algo"]["name"], self.config["network"]["name"],
+                 self.config["optimizer"]["name"]]
+        if "workers" not in ignore:
+            parts.append(f"{self.workers} workers")
+        return ", ".join(parts)
+
+
+@dataclass
+class Found:
+    runs: list[Run] = field(default_factory=list)
+    left_out: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def _pid_alive(pid: Any) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (OSError, TypeError, ValueError):
+        return False
+    return True
+
+
+def read_episodes(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    with path.open() as handle:
+        rows = sorted(csv.DictReader(handle), key=lambda r: int(r["frames"]))
+    frames = np.array([int(r["frames"]) for r in rows], dtype=np.int64)
+    hours = np.array([float(r["wall_time"]) / 3600 for r in rows])
+    scores = np.array([float(r["score"]) for r in rows])
+    return frames, hours, scores
+
+
+def find_runs(roots: list[Path]) -> Found:
+    """Every run directory under ``roots``; runs still going or unreadable are left out,
+    each with the reason."""
+    found = Found()
+    seen: set[Path] = set()
+    for root in roots:
+        for config_file in sorted(Path(root).rglob("config.yaml")):
+            run_dir = config_file.parent
+            if run_dir.name == ".hydra" or run_dir in seen:
+                continue
+            seen.add(run_dir)
+            if not (run_dir / "episodes.csv").exists():
+                found.left_out.append((run_dir, "no episodes.csv"))
+                continue
+            status = read_status(run_dir) or {}
+            state = status.get("status", "unknown")
+            if state == RUNNING:
+                if _pid_alive(status.get("pid")):
+                    found.left_out.append((run_dir, "still in progress"))
+                    continue
+                state, status["reason"] = "interrupted", "stopped without a final status"
+            try:
+                config = OmegaConf.to_container(OmegaConf.load(config_file), resolve=True)
+                frames, hours, scores = read_episodes(run_dir / "episodes.csv")
+            except Exception as exc:  # a half-written or foreign directory
+                found.left_out.append((run_dir, f"unreadable: {type(exc).__name__}: {exc}"))
+                continue
+            assert isinstance(config, dict)
+            found.runs.append(Run(run_dir, {str(k): v for k, v in config.items()}, frames,
+                                  hours, scores, state, str(status.get("reason", ""))))
+    return found

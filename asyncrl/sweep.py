@@ -1,0 +1,257 @@
+"""The paper's learning-rate sweeps as a Hydra sweeper: ``asyncrl -m +sweep=lr_loguniform``.
+
+Each run gets its own random initialisation (a distinct ``seed``) and a learning rate drawn
+from LogUniform(low, high); every other setting is fixed (paper, Section 5: 50 runs per
+game, LogUniform(1e-4, 1e-2)). Discrete sweeps on the same command line
+(``optimizer=shared_rmsprop,rmsprop``) each get their own ``trials`` runs, so one command
+runs the optimizer comparison.
+
+The runs go through whichever Hydra launcher is configured: the basic one runs them one
+after another (each run already uses every core), a cluster launcher spreads them out.
+``sweep.json`` in the sweep directory lists every run with its lr, seed and status. A run
+that fails or diverges is recorded with its reason and the sweep goes on. Running the same
+command again with the same ``hydra.sweep.dir`` resumes the sweep: finished, failed and
+diverged runs are kept, interrupted ones continue from their checkpoints, missing ones
+start.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hydra.core.config_store import ConfigStore
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.utils import JobReturn, JobStatus
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, OmegaConf
+
+from asyncrl.checkpoint import checkpoint_path
+from asyncrl.errors import UserError
+from asyncrl.run_status import DONE, FAILED, read_status
+
+log = logging.getLogger(__name__)
+
+MANIFEST = "sweep.json"
+SEED_BASE = 1  # run k of a sweep gets seed SEED_BASE + k
+
+
+@dataclass
+class LogUniformSweeperConf:
+    _target_: str = "hydra_plugins.asyncrl_sweeper.LogUniformSweeper"
+    trials: int = 50          # runs per combination of the command line's discrete sweeps
+    param: str = "lr"         # the key drawn log-uniformly
+    low: float = 1e-4
+    high: float = 1e-2
+    sampler_seed: int = 0     # the draws of lr; the same seed gives the same sweep
+    max_batch_size: int = 1   # runs handed to the launcher at once (a cluster launcher: more)
+    params: dict[str, str] = field(default_factory=dict)  # fixed or a,b,c values, as on the
+    # command line; an experiment preset names its games, optimizers or worker counts here
+
+
+def register_sweeper() -> None:
+    from hydra.core.plugins import Plugins
+
+    from hydra_plugins.asyncrl_sweeper import LogUniformSweeper
+
+    Plugins.instance().register(LogUniformSweeper)  # not left to Hydra's package scan
+    ConfigStore.instance().store(group="hydra/sweeper", name="asyncrl_loguniform",
+                                 node=LogUniformSweeperConf, provider="asyncrl")
+
+
+def check_range(low: float, high: float, trials: int) -> None:
+    if not (low > 0 and high > 0):
+        raise UserError(f"sweep range ({low:g}, {high:g}): both bounds must be positive for a "
+                        "log-uniform draw")
+    if low >= high:
+        raise UserError(f"sweep range ({low:g}, {high:g}): low must be below high")
+    if trials < 1:
+        raise UserError(f"hydra.sweeper.trials={trials}: need at least 1 run")
+
+
+def log_uniform(rng: np.random.Generator, low: float, high: float, size: int) -> np.ndarray:
+    """exp(U(log low, log high)): every decade of the range equally likely."""
+    return np.exp(rng.uniform(math.log(low), math.log(high), size))
+
+
+@dataclass
+class PlannedRun:
+    subdir: str
+    overrides: list[str]
+    value: float
+    seed: int
+
+    def record(self) -> dict[str, Any]:
+        return {"subdir": self.subdir, "overrides": self.overrides, "value": self.value,
+                "seed": self.seed}
+
+
+def plan(arguments: Sequence[str], param: str, low: float, high: float, trials: int,
+         sampler_seed: int) -> list[PlannedRun]:
+    """Every run of the sweep: the discrete combinations times ``trials`` log-uniform draws.
+
+    ``arguments`` are Hydra override strings; ``a=x,y`` sweeps ``a`` over x and y.
+    """
+    parser = OverridesParser.create()
+    fixed: list[str] = []
+    choices: list[list[str]] = []
+    for override in parser.parse_overrides(list(arguments)):
+        key = override.get_key_element()
+        if key == param or key == "seed":
+            raise UserError(f"{key} is what the sweep sets for each run; leave it off the "
+                            "command line")
+        if override.is_sweep_override():
+            if not override.is_discrete_sweep():
+                raise UserError(f"{key}: only lists of values (a=x,y) combine with the "
+                                "log-uniform sweep")
+            choices.append([f"{key}={v}" for v in override.sweep_string_iterator()])
+        else:
+            fixed.append(f"{key}={override.get_value_element_as_str()}")
+    combos = [list(c) for c in itertools.product(*choices)] or [[]]
+    rng = np.random.default_rng(sampler_seed)
+    values = log_uniform(rng, low, high, trials * len(combos))
+    runs = []
+    for c, combo in enumerate(combos):
+        prefix = "".join(f"{_dir_name(o)}/" for o in combo)
+        for t in range(trials):
+            k = c * trials + t
+            value = float(f"{values[k]:.6g}")
+            runs.append(PlannedRun(subdir=f"{prefix}run_{t:03d}",
+                                   overrides=[*fixed, *combo, f"{param}={value}",
+                                              f"seed={SEED_BASE + k}"],
+                                   value=value, seed=SEED_BASE + k))
+    return runs
+
+
+def _dir_name(override: str) -> str:
+    """``optimizer=rmsprop`` -> ``optimizer-rmsprop``: a path Hydra's grammar accepts."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", override)
+
+
+class LogUniformSweeperBase(Sweeper):
+    def __init__(self, trials: int, param: str, low: float, high: float, sampler_seed: int,
+                 max_batch_size: int, params: dict[str, str] | None = None) -> None:
+        self.params = dict(params or {})
+        self.trials, self.param = int(trials), str(param)
+        self.low, self.high = float(low), float(high)
+        self.sampler_seed = int(sampler_seed)
+        self.max_batch_size = max(1, int(max_batch_size))
+        self.config: DictConfig | None = None
+        self.launcher: Any = None
+        self.hydra_context: HydraContext | None = None
+
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction,
+              config: DictConfig) -> None:
+        from hydra.core.plugins import Plugins
+
+        self.hydra_context = hydra_context
+        self.config = config
+        self.launcher = Plugins.instance().instantiate_launcher(
+            hydra_context=hydra_context, task_function=task_function, config=config)
+
+    def sweep(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
+        assert self.config is not None
+        check_range(self.low, self.high, self.trials)
+        sweep_dir = Path(self.config.hydra.sweep.dir)
+        given = {a.split("=", 1)[0].lstrip("+~") for a in arguments}
+        preset = [f"{k}={v}" for k, v in self.params.items() if k not in given]
+        runs = self._planned(sweep_dir, [*preset, *arguments])
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
+        self._write_manifest(sweep_dir, runs)
+        todo = []
+        for index, run in enumerate(runs):
+            status = read_status(sweep_dir / run.subdir)
+            if status is not None and status.get("status") in DONE:
+                log.info("sweep: %s already %s; kept", run.subdir, status["status"])
+                continue
+            todo.append((index, run))
+        log.info("sweep: %d runs of %s ~ LogUniform(%g, %g), %d to do, in %s", len(runs),
+                 self.param, self.low, self.high, len(todo), sweep_dir)
+        returns: list[Sequence[JobReturn]] = []
+        for start in range(0, len(todo), self.max_batch_size):
+            chunk = todo[start : start + self.max_batch_size]
+            batch = [self._job_overrides(sweep_dir, run) for _, run in chunk]
+            results = self.launcher.launch(batch, initial_job_idx=chunk[0][0])
+            for (_, run), result in zip(chunk, results, strict=True):
+                self._after(sweep_dir, run, result)
+            returns.append(results)
+            self._write_manifest(sweep_dir, runs)
+            log.info("sweep: %s", progress_line(sweep_dir))
+        return returns
+
+    def _planned(self, sweep_dir: Path, arguments: list[str]) -> list[PlannedRun]:
+        runs = plan(arguments, self.param, self.low, self.high, self.trials, self.sampler_seed)
+        saved = sweep_dir / MANIFEST
+        if saved.exists():  # resuming: the runs must be the ones the sweep started with
+            before = json.loads(saved.read_text())
+            if [r["overrides"] for r in before["runs"]] != [r.overrides for r in runs]:
+                raise UserError(f"{sweep_dir} holds a different sweep; resume it with the "
+                                "command that started it, or choose another hydra.sweep.dir")
+        return runs
+
+    @staticmethod
+    def _job_overrides(sweep_dir: Path, run: PlannedRun) -> list[str]:
+        run_dir = sweep_dir / run.subdir
+        where = f"hydra.sweep.subdir={run.subdir}"
+        if checkpoint_path(run_dir).exists():  # interrupted: continue where it stopped
+            # the sweep preset stays: the sweep's own hydra.sweeper.* settings refer to it
+            presets = [o for o in run.overrides if o.lstrip("+").startswith("sweep=")]
+            return [*presets, f"resume={run_dir}", where]
+        return [*run.overrides, where]
+
+    @staticmethod
+    def _after(sweep_dir: Path, run: PlannedRun, result: JobReturn) -> None:
+        """A job that raised (bad config, crash) has no status of its own yet: record it."""
+        run_dir = sweep_dir / run.subdir
+        if result.status == JobStatus.FAILED:
+            from asyncrl.run_status import write_status
+
+            error = result._return_value
+            reason = f"{type(error).__name__}: {error}".splitlines()[0]
+            recorded = read_status(run_dir) or {}
+            if recorded.get("status") not in DONE:
+                write_status(run_dir, FAILED, reason=reason)
+            log.error("sweep: %s failed: %s", run.subdir, reason)
+
+    def _write_manifest(self, sweep_dir: Path, runs: list[PlannedRun]) -> None:
+        records = []
+        for run in runs:
+            status = read_status(sweep_dir / run.subdir) or {"status": "pending"}
+            records.append({**run.record(), "status": status.get("status"),
+                            "reason": status.get("reason", ""),
+                            "recent_score": status.get("recent_score")})
+        manifest = {"param": self.param, "low": self.low, "high": self.high,
+                    "trials": self.trials, "sampler_seed": self.sampler_seed, "runs": records}
+        tmp = sweep_dir / f".{MANIFEST}.tmp"
+        tmp.write_text(json.dumps(manifest, indent=1))
+        tmp.replace(sweep_dir / MANIFEST)
+
+
+def progress_line(sweep_dir: Path) -> str:
+    """Runs done / running / failed / pending, and the best score so far."""
+    manifest = json.loads((sweep_dir / MANIFEST).read_text())
+    counts: dict[str, int] = {}
+    best: tuple[float, str] | None = None
+    for run in manifest["runs"]:
+        status = read_status(sweep_dir / run["subdir"]) or {"status": "pending"}
+        counts[status["status"]] = counts.get(status["status"], 0) + 1
+        score = status.get("recent_score")
+        if status["status"] == "finished" and score is not None and (
+                best is None or score > best[0]):
+            best = (float(score), f"{run['subdir']}, {manifest['param']}={run['value']:g}")
+    order = ("finished", "running", "interrupted", "failed", "diverged", "pending")
+    parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
+    text = f"{len(manifest['runs'])} runs: " + ", ".join(parts)
+    if best is not None:
+        text += f"; best recent score {best[0]:.2f} ({best[1]})"
+    return text

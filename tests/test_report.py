@@ -1,0 +1,148 @@
+"""asyncrl-report on run directories with known answers, and the whole pipeline end to end."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from asyncrl.report import build_report, main
+from asyncrl.report.metrics import (
+    best_k,
+    curve_on_grid,
+    human_normalised,
+    speedups,
+    time_to_reach,
+)
+from asyncrl.report.runs import find_runs
+from asyncrl.run_status import write_status
+from tests.conftest import QUICK, run_cli
+
+
+def make_run(path: Path, *, lr: float, seed: int, scores: list[float], hours_per_episode=0.1,
+             frames_per_episode=1000, workers=2, optimizer="shared_rmsprop", game="pong",
+             status="finished", reason="") -> Path:
+    path.mkdir(parents=True)
+    config = {"lr": lr, "seed": seed, "workers": workers, "total_frames": 10**6,
+              "algo": {"name": "a3c"}, "network": {"name": "ff"},
+              "optimizer": {"name": optimizer}, "env": {"family": "atari", "game": game}}
+    (path / "config.yaml").write_text(yaml.safe_dump(config))
+    with (path / "episodes.csv").open("w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["worker", "frames", "wall_time", "score", "episode_frames"])
+        for i, score in enumerate(scores, start=1):
+            out.writerow([0, i * frames_per_episode, i * hours_per_episode * 3600, score, 100])
+    write_status(path, status, reason=reason)
+    return path
+
+
+def test_curve_on_grid_is_the_running_mean_of_the_last_episodes():
+    x = np.array([10, 20, 30, 40])
+    scores = np.array([1.0, 3.0, 5.0, 7.0])
+    curve = curve_on_grid(x, scores, np.array([5, 10, 25, 40, 100]), window=2)
+    assert np.isnan(curve[0])
+    assert curve[1:].tolist() == [1.0, 2.0, 6.0, 6.0]  # (1), (1+3)/2, (5+7)/2, (5+7)/2
+
+
+def test_time_to_reach_and_speedups():
+    grid = np.array([0.0, 1.0, 2.0, 3.0])
+    assert time_to_reach(grid, np.array([0, 1, 5, 9.0]), 5.0) == 2.0
+    assert time_to_reach(grid, np.array([0, 1, 2, 3.0]), 5.0) is None
+    assert speedups({1: 4.0, 2: 2.0, 4: 1.25, 8: None}) == {1: 1.0, 2: 2.0, 4: 3.2, 8: None}
+
+
+def test_human_normalised_on_published_pong_numbers():
+    # Pong: random -20.7, human 14.6 (atari_reference.csv)
+    assert human_normalised(14.6, -20.7, 14.6) == pytest.approx(100.0)
+    assert human_normalised(-20.7, -20.7, 14.6) == pytest.approx(0.0)
+    assert human_normalised(0.0, -20.7, 14.6) == pytest.approx(58.640, abs=1e-3)
+
+
+def test_best_k_picks_the_highest_final_scores_and_skips_failed_runs(tmp_path):
+    for i, last in enumerate([5, 9, 1, 7]):
+        make_run(tmp_path / f"r{i}", lr=10 ** -(i + 2), seed=i, scores=[0] * 20 + [last] * 20)
+    make_run(tmp_path / "bad", lr=0.5, seed=9, scores=[100] * 40, status="diverged",
+             reason="loss nan")
+    runs = find_runs([tmp_path]).runs
+    chosen = best_k(runs, 2)
+    assert [r.path.name for r in chosen] == ["r1", "r3"]
+
+
+def test_report_on_a_sweep_with_known_answers(tmp_path):
+    sweep = tmp_path / "sweep"
+    for i, last in enumerate([5, 9, 1, 7]):
+        make_run(sweep / f"r{i}", lr=10 ** -(i + 2), seed=i, scores=[0] * 20 + [last] * 20)
+    make_run(sweep / "bad", lr=0.5, seed=9, scores=[3.0], status="diverged",
+             reason="worker 0: loss nan at T=5")
+    report = build_report([sweep], tmp_path / "out", k=2)
+    text = report.read_text()
+    # 5 runs, 4 finished, 1 diverged; best 9 at lr 1e-3; best-2 mean (9 + 7) / 2 = 8
+    assert "| atari/pong, a3c, ff, shared_rmsprop, 2 workers | 5 | 4 | 1 | 9.0 (0.001) | 8.0 |" \
+        in text
+    assert "diverged, worker 0: loss nan at T=5" in text
+    for picture in ("curves_frames.png", "curves_hours.png", "score_vs_lr.png",
+                    "score_by_rank.png"):
+        assert (tmp_path / "out" / picture).stat().st_size > 1000
+    # Pong's row: best-2 mean 8.0 -> 100 (8 + 20.7) / 35.3; the paper's A3C FF column 11.4
+    row = next(line for line in text.splitlines() if line.startswith("| pong |"))
+    assert "| 8.0 | 81.3 |" in row and "| 11.4 |" in row
+
+
+def test_speedup_from_runs_that_differ_only_in_workers(tmp_path):
+    ramp = [float(i) for i in range(40)]
+    for seed in range(2):
+        make_run(tmp_path / f"w1_{seed}", lr=1e-3, seed=seed, scores=ramp, workers=1,
+                 hours_per_episode=0.2)
+        make_run(tmp_path / f"w4_{seed}", lr=1e-3, seed=seed + 10, scores=ramp, workers=4,
+                 hours_per_episode=0.05)
+    text = build_report([tmp_path], tmp_path / "out", k=2, reference=20.0).read_text()
+    lines = text.splitlines()
+    one = next(line for line in lines if line.startswith("| 1 |"))
+    four = next(line for line in lines if line.startswith("| 4 |"))
+    assert one.endswith("| 1.00 |")
+    assert float(four.split("|")[3]) == pytest.approx(4.0, rel=0.1)  # 4x the episodes per hour
+
+
+def test_runs_in_progress_are_left_out_with_the_reason(tmp_path):
+    make_run(tmp_path / "done", lr=1e-3, seed=1, scores=[1.0, 2.0])
+    live = make_run(tmp_path / "live", lr=1e-3, seed=2, scores=[1.0])
+    write_status(live, "running")  # this test's own pid: alive
+    found = find_runs([tmp_path])
+    assert [r.path.name for r in found.runs] == ["done"]
+    assert found.left_out == [(live, "still in progress")]
+    text = build_report([tmp_path], tmp_path / "out").read_text()
+    assert "still in progress" in text and str(os.getpid()) not in text
+
+
+def test_different_games_never_share_a_curve(tmp_path):
+    make_run(tmp_path / "pong", lr=1e-3, seed=1, scores=[1.0] * 5, game="pong")
+    make_run(tmp_path / "breakout", lr=1e-3, seed=2, scores=[2.0] * 5, game="breakout")
+    text = build_report([tmp_path], tmp_path / "out").read_text()
+    assert "| atari/pong, a3c" in text and "| atari/breakout, a3c" in text
+
+
+def test_a_directory_without_runs_is_one_line(tmp_path, capsys):
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no finished or stopped runs" in err[0]
+    assert not (tmp_path / "report").exists()
+
+
+def test_sweep_then_report_through_the_real_commands(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    result = run_cli(["-m", "+sweep=lr_loguniform", "hydra.sweeper.trials=3",
+                      "env=classic/cartpole", "total_frames=2000", "workers=2",
+                      "log.tensorboard=false", *QUICK, f"hydra.sweep.dir={sweep_dir}"],
+                     tmp_path, timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = run_cli([str(sweep_dir)], tmp_path, timeout=120, module="asyncrl.report")
+    assert report.returncode == 0, report.stderr
+    text = (sweep_dir / "report" / "report.md").read_text()
+    assert "| gym/CartPole-v1, a3c, ff, shared_rmsprop, 2 workers | 3 | 3 | 0 |" in text
+    status = run_cli([str(sweep_dir), "--status"], tmp_path, timeout=120,
+                     module="asyncrl.report")
+    assert status.stdout.count("finished") == 3

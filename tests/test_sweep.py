@@ -1,0 +1,167 @@
+"""The LogUniform learning-rate sweep: the draws, the plan, failures, divergence, resuming."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from asyncrl.errors import UserError
+from asyncrl.run_status import read_status, write_status
+from asyncrl.sweep import check_range, log_uniform, plan
+from tests.conftest import QUICK, run_cli
+
+
+def test_draws_stay_in_bounds_and_are_uniform_in_log_space():
+    draws = log_uniform(np.random.default_rng(7), 1e-4, 1e-2, 20_000)
+    assert draws.min() >= 1e-4 and draws.max() <= 1e-2
+    # each of 10 equal slices of log10 in [-4, -2] holds 1/10 of the draws
+    counts, _ = np.histogram(np.log10(draws), bins=10, range=(-4, -2))
+    assert np.all(np.abs(counts - 2000) < 150), counts
+    # while a uniform draw would put 1 % of them below 1e-4 * 2
+    assert 0.13 < np.mean(draws < 1e-3 / 5) < 0.17  # log-uniform: (log 2e-4 - log 1e-4)/log 100
+
+
+def test_every_run_gets_its_own_seed_and_lr_and_discrete_sweeps_multiply():
+    runs = plan(["env=atari/pong", "optimizer=shared_rmsprop,rmsprop"], "lr", 1e-4, 1e-2,
+                trials=5, sampler_seed=0)
+    assert len(runs) == 10
+    assert len({r.seed for r in runs}) == 10 and len({r.value for r in runs}) == 10
+    assert all(1e-4 <= r.value <= 1e-2 for r in runs)
+    assert sum("optimizer=rmsprop" in r.overrides for r in runs) == 5
+    assert all("env=atari/pong" in r.overrides for r in runs)
+    assert all(f"lr={r.value}" in r.overrides and f"seed={r.seed}" in r.overrides for r in runs)
+    assert len({r.subdir for r in runs}) == 10
+    # the same sampler seed plans the same sweep: what resuming relies on
+    again = plan(["env=atari/pong", "optimizer=shared_rmsprop,rmsprop"], "lr", 1e-4, 1e-2, 5, 0)
+    assert [r.overrides for r in again] == [r.overrides for r in runs]
+
+
+def test_the_swept_keys_cannot_also_be_fixed():
+    with pytest.raises(UserError, match="lr is what the sweep sets"):
+        plan(["lr=0.1"], "lr", 1e-4, 1e-2, 3, 0)
+
+
+@pytest.mark.parametrize(("low", "high", "message"), [
+    (1e-2, 1e-4, "low must be below high"), (1e-3, 1e-3, "low must be below high"),
+    (0.0, 1e-2, "must be positive"), (-1e-4, 1e-2, "must be positive")])
+def test_impossible_ranges_are_refused(low, high, message):
+    with pytest.raises(UserError, match=message):
+        check_range(low, high, 10)
+
+
+def test_an_impossible_range_is_one_line_before_any_run(tmp_path):
+    result = run_cli(["-m", "+sweep=lr_loguniform", "hydra.sweeper.low=1e-2",
+                      "hydra.sweeper.high=1e-4", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+                     tmp_path, timeout=120)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "low must be below high" in lines[0]
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_mujoco_sweeps_its_own_range(tmp_path):
+    from hydra import compose, initialize_config_dir
+
+    from asyncrl.config import register_schemas
+    from asyncrl.paths import config_dir
+
+    register_schemas()
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        atari = compose("config", ["+sweep=lr_loguniform"], return_hydra_config=True)
+        mujoco = compose("config", ["+sweep=lr_loguniform", "env=mujoco/hopper"],
+                         return_hydra_config=True)
+    assert (atari.hydra.sweeper.low, atari.hydra.sweeper.high) == (1e-4, 1e-2)
+    assert (mujoco.hydra.sweeper.low, mujoco.hydra.sweeper.high) == (1e-5, 1e-1)
+
+
+def test_a_diverging_run_stops_with_its_reason(tmp_path):
+    run_dir = tmp_path / "run"
+    result = run_cli(["env=classic/cartpole", "lr=1e30", "workers=2", "total_frames=20000",
+                      *QUICK, f"hydra.run.dir={run_dir}"], tmp_path, timeout=200)
+    assert result.returncode == 3, result.stdout[-2000:] + result.stderr[-2000:]
+    status = read_status(run_dir)
+    assert status["status"] == "diverged" and "not finite" in status["reason"]
+    assert (run_dir / "checkpoints" / "last.pt").exists()
+
+
+SWEEP = ["-m", "+sweep=lr_loguniform", "env=classic/cartpole", "total_frames=1500", "workers=2",
+         "log.tensorboard=false", *QUICK]
+
+
+@pytest.fixture(scope="module")
+def failing_sweep(tmp_path_factory):
+    """2 trials x (t_max 5, t_max 0): the two t_max=0 runs fail their config check."""
+    workdir = tmp_path_factory.mktemp("sweep")
+    sweep_dir = workdir / "sweep"
+    args = [*SWEEP, "hydra.sweeper.trials=2", "algo.t_max=5,0", f"hydra.sweep.dir={sweep_dir}"]
+    result = run_cli(args, workdir, timeout=400)
+    return workdir, sweep_dir, args, result
+
+
+def test_a_failing_run_is_marked_and_the_sweep_goes_on(failing_sweep):
+    _, sweep_dir, _, result = failing_sweep
+    manifest = json.loads((sweep_dir / "sweep.json").read_text())
+    states = {r["subdir"]: r["status"] for r in manifest["runs"]}
+    assert len(states) == 4
+    good = [s for d, s in states.items() if d.startswith("algo.t_max-5")]
+    bad = [r for r in manifest["runs"] if r["subdir"].startswith("algo.t_max-0")]
+    assert good == ["finished", "finished"], result.stderr[-3000:]
+    assert [r["status"] for r in bad] == ["failed", "failed"]
+    assert all("algo.t_max=0" in r["reason"] for r in bad)
+    lrs = [r["value"] for r in manifest["runs"]]
+    assert len(set(lrs)) == 4 and all(1e-4 <= v <= 1e-2 for v in lrs)
+    assert not math.isnan(manifest["runs"][0]["recent_score"])
+
+
+def test_resuming_keeps_finished_runs_and_continues_interrupted_ones(failing_sweep):
+    workdir, sweep_dir, args, _ = failing_sweep
+    runs = json.loads((sweep_dir / "sweep.json").read_text())["runs"]
+    kept, again = sweep_dir / runs[0]["subdir"], sweep_dir / runs[1]["subdir"]
+    kept_mtime = (kept / "checkpoints" / "last.pt").stat().st_mtime
+    write_status(again, "interrupted", reason="test")
+    result = run_cli(args, workdir, timeout=400)
+    assert result.returncode != 2, result.stderr[-2000:]
+    log = result.stdout + result.stderr
+    assert "already finished; kept" in log and "already failed; kept" in log
+    assert (kept / "checkpoints" / "last.pt").stat().st_mtime == kept_mtime
+    assert read_status(again)["status"] == "finished"
+    assert "resuming" in (again / "asyncrl.log").read_text() or "resume" in log
+
+
+def test_a_different_sweep_in_the_same_directory_is_refused(failing_sweep):
+    workdir, sweep_dir, args, _ = failing_sweep
+    other = [a for a in args if not a.startswith("hydra.sweeper.trials")] + [
+        "hydra.sweeper.trials=3"]
+    result = run_cli(other, workdir, timeout=200)
+    assert result.returncode != 0
+    assert "holds a different sweep" in result.stderr
+
+
+def test_a_cluster_launcher_runs_the_sweep_in_parallel_jobs(tmp_path):
+    """submitit's local executor: the launcher that submits to Slurm, on this machine."""
+    sweep_dir = tmp_path / "sweep"
+    result = run_cli([*SWEEP, "hydra/launcher=submitit_local", "hydra.sweeper.max_batch_size=2",
+                      "hydra.sweeper.trials=2", "workers=1", f"hydra.sweep.dir={sweep_dir}"],
+                     tmp_path, timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (sweep_dir / ".submitit").is_dir()  # the jobs went through submitit
+    manifest = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [r["status"] for r in manifest["runs"]] == ["finished", "finished"]
+    starts = [json.loads((sweep_dir / r["subdir"] / "status.json").read_text())["pid"]
+              for r in manifest["runs"]]
+    assert len(set(starts)) == 2  # each run in its own job process
+
+
+def test_an_experiment_preset_names_what_it_sweeps(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    result = run_cli(["-m", "+experiment=worker_scaling", "env=classic/cartpole",
+                      "hydra.sweeper.trials=1", 'hydra.sweeper.params.workers="1,2"',
+                      "total_frames=1000", "log.tensorboard=false", *QUICK,
+                      f"hydra.sweep.dir={sweep_dir}"], tmp_path, timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    manifest = json.loads((sweep_dir / "sweep.json").read_text())
+    assert sorted(r["subdir"] for r in manifest["runs"]) == ["workers-1/run_000",
+                                                             "workers-2/run_000"]
