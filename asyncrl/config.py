@@ -359,6 +359,14 @@ def _validate_combination(cfg: Any) -> None:
                             f"{'none' if limit is None else f'{limit:,}'}")
 
 
+def env_label(env: Any) -> str:
+    """``family/what``: how titles, logs and reports name an environment."""
+    if env.family == "mujoco_pixels":
+        return f"mujoco_pixels/{env.domain}/{env.task}"
+    what = getattr(env, "game", None) or getattr(env, "id", None) or getattr(env, "level", "?")
+    return f"{env.family}/{what}"
+
+
 def _env_name(env: Any) -> str:
     if env.family == "maze":
         return f"maze/{env.level}"

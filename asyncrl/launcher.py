@@ -23,6 +23,7 @@ from omegaconf import OmegaConf
 from asyncrl import messages, run_status
 from asyncrl.algos import ALGORITHMS
 from asyncrl.checkpoint import checkpoint_path, save_checkpoint
+from asyncrl.config import env_label
 from asyncrl.display import LiveDisplay, Progress
 from asyncrl.envs import make_env
 from asyncrl.evaluate import Evaluator, evaluator_process
@@ -163,8 +164,7 @@ class Launcher:
                      recent_score=recorder.recent_mean() if recorder else None)
 
     def _env_name(self) -> str:
-        env = self.cfg.env
-        return f"{env.family}/{getattr(env, 'game', None) or getattr(env, 'id', '?')}"
+        return env_label(self.cfg.env)
 
     def _run_serial(self) -> None:
         outbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()

@@ -153,7 +153,7 @@ class Actor:
                 else:
                     action, self.state = self.algorithm.act(model, obs_buf[t : t + 1],
                                                             self.state, frames)
-                action_buf[t] = torch.as_tensor(action)
+                action_buf[t] = action if isinstance(action, int) else torch.from_numpy(action)
                 self.obs, raw_reward, terminated, truncated, info = self.env.step(action)
                 reward = float(raw_reward)
                 self.score += reward

@@ -33,8 +33,11 @@ class CategoricalPolicy:
 
     def sample(self, logits: torch.Tensor, generator: torch.Generator) -> int:
         probs = logits.softmax(-1)[0]
-        _finite(probs)
-        return int(torch.multinomial(probs, 1, generator=generator))
+        try:
+            return int(torch.multinomial(probs, 1, generator=generator))
+        except RuntimeError:  # multinomial checks its input anyway: no cost on the hot path
+            _finite(probs)
+            raise
 
     def log_prob(self, logits: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         return F.log_softmax(logits, dim=-1).gather(1, actions.long().unsqueeze(1)).squeeze(1)
