@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from omegaconf import OmegaConf
 
+from asyncrl.config import env_label
 from asyncrl.run_status import RUNNING, read_status
 
 # keys that do not make two runs different experiments
@@ -43,11 +44,7 @@ class Run:
 
     @property
     def env_name(self) -> str:
-        env = self.config["env"]
-        for key in ("game", "id", "level"):
-            if env.get(key):
-                return f"{env['family']}/{env[key]}"
-        return f"{env['family']}/{env.get('domain')}/{env.get('task')}"
+        return env_label(OmegaConf.create(self.config["env"]))
 
     def experiment(self, ignore: tuple[str, ...] = ()) -> str:
         """What this run is a sample of: the config without the keys a sweep varies."""
