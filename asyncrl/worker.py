@@ -233,9 +233,10 @@ def run_worker(
         # fresh gradient tensors: nothing to zero, nothing accumulated by accident
         grads = torch.autograd.grad(loss, local_params)
         grad_norm = clip_grad_norm(grads, cfg.algo.max_grad_norm)
-        if not (math.isfinite(float(loss.detach())) and math.isfinite(grad_norm)):
+        # every algorithm reports its loss as a float already: no second read of the tensor
+        if not (math.isfinite(stats["loss"]) and math.isfinite(grad_norm)):
             # a diverged run cannot recover, and stepping would write NaN into the shared model
-            value = float(loss.detach())
+            value = stats["loss"]
             outbox.put((messages.DIVERGED, spec.worker_id, frames_now,
                         f"loss {value}, gradient norm {grad_norm} at T={frames_now:,}"))
             break
