@@ -1,4 +1,4 @@
-"""Sessions: tests (default, what CI runs), slow, lint, typecheck, smoke, bench.
+"""Sessions: tests (default, what CI runs), slow, torcs, lint, typecheck, smoke, bench.
 
 torch is pinned to the CPU build these machines carry; an unpinned torch would pull a
 multi-GB CUDA build.
@@ -33,6 +33,15 @@ def slow(session: nox.Session) -> None:
     """Learning tests and long end-to-end runs (marked slow)."""
     install(session, "test")
     session.run("pytest", "-m", "slow", *session.posargs)
+
+
+@nox.session(default=False)
+def torcs(session: nox.Session) -> None:
+    """Set TORCS up (Debian's package, its headers, our driver module; needs root the first
+    time), then the tests that race on it (marked torcs)."""
+    install(session, "test")
+    session.run("asyncrl-torcs", "install")
+    session.run("pytest", "-m", "torcs", *session.posargs)
 
 
 @nox.session(default=False)

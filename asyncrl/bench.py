@@ -27,6 +27,7 @@ from asyncrl.algos import ALGORITHMS, build_algorithm
 from asyncrl.cli import compose_config
 from asyncrl.config import register_schemas
 from asyncrl.envs import frames_per_step, make_env
+from asyncrl.errors import UserError
 from asyncrl.launcher import START_METHOD, build_shared_state
 from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer, clip_grad_norm
@@ -199,57 +200,117 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
 
 MAZE_LEVELS = ("small", "medium", "large")
 MUJOCO_TASKS = ("inverted_pendulum", "hopper")
+TORCS_SETTINGS = ("slow_car", "fast_car_bots")
+SECTIONS = ("atari", "maze", "mujoco", "torcs")
 
 
-def other_domains(workers: list[int], seconds: float) -> dict[str, list[dict[str, Any]]]:
-    """Maze steps/s per process with rendering; MuJoCo A3C training against the raw task."""
+def other_domains(workers: list[int], seconds: float,
+                  sections: tuple[str, ...] = ("maze", "mujoco", "torcs"),
+                  ) -> dict[str, list[dict[str, Any]]]:
+    """Maze steps/s per process with rendering; MuJoCo and TORCS A3C training against the
+    raw task (TORCS only where `asyncrl-torcs install` has run)."""
     register_schemas()
     base = ["eval.episodes=0", "log.tensorboard=false", "total_frames=1_000_000_000"]
-    maze, mujoco = [], []
+    maze: list[dict[str, Any]] = []
+    mujoco: list[dict[str, Any]] = []
+    torcs: list[dict[str, Any]] = []
+    if "torcs" in sections:
+        from asyncrl.envs.torcs.paths import require_torcs
+
+        try:
+            require_torcs()
+        except UserError as exc:
+            print(f"TORCS not measured: {exc}", flush=True)
+            sections = tuple(s for s in sections if s != "torcs")
     for n in workers:
-        for level in MAZE_LEVELS:
+        for setting in TORCS_SETTINGS if "torcs" in sections else ():
+            cfg = compose_config([f"env=torcs/{setting}", f"workers={n}", *base],
+                                 as_object=True)
+            per_step = frames_per_step(cfg.env)
+            raw = raw_env_fps(cfg, n, seconds) / per_step
+            train = training_fps(cfg, seconds) / per_step
+            torcs.append({"setting": setting, "workers": n, "raw": raw, "train": train})
+            print(f"torcs/{setting}, {n} workers: training {train:,.0f} steps/s, raw {raw:,.0f}",
+                  flush=True)
+        for level in MAZE_LEVELS if "maze" in sections else ():
             cfg = compose_config([f"env=maze/{level}", f"workers={n}", *base], as_object=True)
             steps = raw_env_fps(cfg, n, seconds) / frames_per_step(cfg.env)
             maze.append({"level": level, "workers": n, "steps": steps})
             print(f"maze/{level}, {n} processes: {steps / n:,.0f} steps/s per process", flush=True)
-        for task in MUJOCO_TASKS:
+        for task in MUJOCO_TASKS if "mujoco" in sections else ():
             cfg = compose_config([f"env=mujoco/{task}", f"workers={n}", *base], as_object=True)
             raw = raw_env_fps(cfg, n, seconds)
             train = training_fps(cfg, seconds)
             mujoco.append({"task": task, "workers": n, "raw": raw, "train": train})
             print(f"mujoco/{task}, {n} workers: training {train:,.0f} steps/s, raw {raw:,.0f}",
                   flush=True)
-    return {"maze": maze, "mujoco": mujoco}
+    return {"maze": maze, "mujoco": mujoco, "torcs": torcs}
 
 
 def other_domains_markdown(found: dict[str, list[dict[str, Any]]], seconds: float) -> str:
-    lines = [
-        "## Maze: environment steps/s with rendering",
-        "",
-        "Random actions, each step = 4 game frames of movement and collision, then one "
-        "84x84 RGB raycast frame; one environment per process (target: 3,000 per core). "
-        f"{seconds:g} s per measurement.",
-        "",
-        "| level | processes | steps/s in total | steps/s per process |",
-        "| --- | ---: | ---: | ---: |",
-    ]
-    for r in found["maze"]:
-        lines.append(f"| {r['level']} | {r['workers']} | {r['steps']:,.0f} | "
-                     f"{r['steps'] / r['workers']:,.0f} |")
-    lines += [
-        "",
-        "## MuJoCo: A3C training steps/s (network=gaussian, whole-episode updates)",
-        "",
-        "Raw: the same task with random actions, as many processes as workers. MuJoCo tasks "
-        "count one frame per agent step.",
-        "",
-        "| task | workers | raw steps/s | training steps/s | ratio |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for r in found["mujoco"]:
-        lines.append(f"| {r['task']} | {r['workers']} | {r['raw']:,.0f} | {r['train']:,.0f} | "
-                     f"{r['train'] / r['raw']:.3f} |")
-    return "\n".join(lines) + "\n"
+    when = f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}."
+    lines: list[str] = []
+    if found["maze"]:
+        lines += [
+            "## Maze: environment steps/s with rendering",
+            "",
+            f"{when} Random actions, each step = 4 game frames of movement and collision, "
+            "then one 84x84 RGB raycast frame; one environment per process (target: 3,000 "
+            f"per core). {seconds:g} s per measurement.",
+            "",
+            "| level | processes | steps/s in total | steps/s per process |",
+            "| --- | ---: | ---: | ---: |",
+        ]
+        for r in found["maze"]:
+            lines.append(f"| {r['level']} | {r['workers']} | {r['steps']:,.0f} | "
+                         f"{r['steps'] / r['workers']:,.0f} |")
+        lines.append("")
+    if found["mujoco"]:
+        lines += [
+            "## MuJoCo: A3C training steps/s (network=gaussian, whole-episode updates)",
+            "",
+            f"{when} Raw: the same task with random actions, as many processes as workers. "
+            "MuJoCo tasks count one frame per agent step.",
+            "",
+            "| task | workers | raw steps/s | training steps/s | ratio |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for r in found["mujoco"]:
+            lines.append(f"| {r['task']} | {r['workers']} | {r['raw']:,.0f} | "
+                         f"{r['train']:,.0f} | {r['train'] / r['raw']:.3f} |")
+        lines.append("")
+    if found["torcs"]:
+        lines += [
+            "## TORCS: agent steps/s per worker (A3C, network=lstm)",
+            "",
+            f"{when} Raw: random actions through the whole environment (one TORCS process "
+            "per environment, a new one each episode, the 84x84 view drawn every step), as "
+            "many processes as workers. An agent step holds its action for 5 of TORCS's "
+            f"50 Hz driver calls. {seconds:g} s per measurement.",
+            "",
+            "| setting | workers | raw steps/s per process | training steps/s per worker "
+            "| ratio |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for r in found["torcs"]:
+            n = r["workers"]
+            lines.append(f"| {r['setting']} | {n} | {r['raw'] / n:,.0f} | {r['train'] / n:,.0f} "
+                         f"| {r['train'] / r['raw']:.3f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def merge_sections(old: str, new: str) -> str:
+    """``old`` with each ``## `` section that ``new`` also has replaced by new's version,
+    and new's other sections appended: a partial run keeps what it did not measure."""
+    def split(text: str) -> tuple[str, dict[str, str]]:
+        head, *parts = text.split("\n## ")
+        return head, {part.split("\n", 1)[0]: "## " + part.rstrip() + "\n" for part in parts}
+
+    head, sections = split(old)
+    _, fresh = split(new)
+    sections.update(fresh)
+    return head.rstrip() + "\n\n" + "\n".join(sections.values())
 
 
 def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: float,
@@ -290,16 +351,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--algos", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--output", type=Path, default=Path("docs/benchmarks.md"))
-    parser.add_argument("--no-other-domains", action="store_true",
-                        help="only the Atari tables (skip the maze and MuJoCo ones)")
+    parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS,
+                        help="what to measure; the output file keeps the sections not measured")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
     args = parser.parse_args(argv)
-    rows, phases = run(args.workers, args.algos, args.seconds, args.overrides)
     command = "nox -s bench" if argv is None else "python -m asyncrl.bench"
-    text = "# Benchmarks\n\n" + markdown(rows, phases, args.seconds, args.overrides, command)
-    if not args.no_other_domains:
-        text += "\n" + other_domains_markdown(other_domains(args.workers, args.seconds),
-                                              args.seconds)
+    text = "# Benchmarks\n\n"
+    if "atari" in args.sections:
+        rows, phases = run(args.workers, args.algos, args.seconds, args.overrides)
+        text += markdown(rows, phases, args.seconds, args.overrides, command) + "\n"
+    others = tuple(s for s in args.sections if s != "atari")
+    if others:
+        text += other_domains_markdown(other_domains(args.workers, args.seconds, others),
+                                       args.seconds)
+    if args.output.exists():
+        text = merge_sections(args.output.read_text(), text)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text)
     print(f"wrote {args.output}")

@@ -6,6 +6,7 @@ so a typo'd key or a wrong type fails when Hydra composes the config.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,6 +178,30 @@ class MazeEnvConfig(DomainDefaults):
 
 
 @dataclass
+class TorcsEnvConfig(DomainDefaults):
+    """A TORCS race seen as an 84x84 RGB view; a frame is one of TORCS's 50 Hz driver calls."""
+
+    family: str = "torcs"
+    setting: str = MISSING
+    track: str = "g-track-1"
+    track_category: str = "road"
+    car: str = MISSING
+    opponents: list[str] = field(default_factory=list)  # TORCS robots as module/index
+    laps: int = 3
+    max_episode_seconds: float = 90.0
+    frame_skip: int = 5
+    screen_size: int = 84
+    off_track_margin: float = 1.0
+    stuck_seconds: float = 3.0
+    stuck_speed: float = 1.0
+    steer_levels: list[float] = field(default_factory=lambda: [0.5, 0.0, -0.5])
+    pedal_levels: list[float] = field(default_factory=lambda: [1.0, 0.0, -0.5])
+    policy_network: str = II("network.name")  # gaussian: continuous actions, else discrete
+    reward_scale: float = 0.1
+    clip_rewards: bool = False
+
+
+@dataclass
 class FFNetworkConfig:
     """Feed-forward network: the paper's conv torso for images, an MLP for vectors."""
 
@@ -273,7 +298,8 @@ SCHEMAS: dict[str, dict[str, type]] = {
     "algo": {"a3c": A3CConfig, "one_step_q": OneStepQConfig,
              "one_step_sarsa": OneStepSarsaConfig, "nstep_q": NStepQConfig},
     "env": {"atari": AtariEnvConfig, "gym": GymEnvConfig, "mujoco": MujocoEnvConfig,
-            "mujoco_pixels": MujocoPixelsEnvConfig, "maze": MazeEnvConfig},
+            "mujoco_pixels": MujocoPixelsEnvConfig, "maze": MazeEnvConfig,
+            "torcs": TorcsEnvConfig},
     "network": {"ff": FFNetworkConfig, "lstm": LSTMNetworkConfig,
                 "gaussian": GaussianNetworkConfig},
     "optimizer": {"shared_rmsprop": SharedRMSPropConfig, "rmsprop": RMSPropConfig,
@@ -363,6 +389,8 @@ def env_label(env: Any) -> str:
     """``family/what``: how titles, logs and reports name an environment."""
     if env.family == "mujoco_pixels":
         return f"mujoco_pixels/{env.domain}/{env.task}"
+    if env.family == "torcs":
+        return f"torcs/{env.setting}"
     what = getattr(env, "game", None) or getattr(env, "id", None) or getattr(env, "level", "?")
     return f"{env.family}/{what}"
 
@@ -372,6 +400,8 @@ def _env_name(env: Any) -> str:
         return f"maze/{env.level}"
     if env.family == "mujoco_pixels":
         return f"{env.domain}/{env.task} from pixels"
+    if env.family == "torcs":
+        return f"torcs/{env.setting}"
     return str(env.game if env.family == "atari" else env.id)
 
 
@@ -380,6 +410,8 @@ def _has_continuous_actions(env: Any) -> bool:
         return False
     if env.family == "mujoco_pixels":
         return True
+    if env.family == "torcs":
+        return bool(env.policy_network == "gaussian")
     import gymnasium as gym
 
     return not isinstance(gym.make(env.id).action_space, gym.spaces.Discrete)
@@ -390,6 +422,8 @@ def _episode_step_limit(env: Any) -> int | None:
         return int(env.max_episode_frames // env.frame_skip)
     if env.family == "maze":
         return int(round(env.episode_seconds * env.fps / env.frame_skip))
+    if env.family == "torcs":
+        return int(math.ceil(env.max_episode_seconds * 50 / env.frame_skip))
     if env.family == "mujoco_pixels":
         from asyncrl.envs.dm_pixels import episode_steps
 
@@ -425,6 +459,10 @@ def _validate_env(env: Any) -> None:
             raise UserError(f"env.max_episode_steps={env.max_episode_steps}: must be >= 1")
     elif env.family == "maze":
         _validate_maze(env)
+    elif env.family == "torcs":
+        from asyncrl.envs.torcs.settings import validate_torcs
+
+        validate_torcs(env)
     elif env.family == "mujoco_pixels":
         from asyncrl.envs.dm_pixels import check_headless_rendering
 

@@ -124,6 +124,8 @@ class Actor:
         self.algorithm = algorithm
         self.frame_skip = frames_per_step(cfg.env)
         self.clip = cfg.env.clip_rewards
+        # what the learner sees; the score stays in the environment's own units
+        self.reward_scale = float(getattr(cfg.env, "reward_scale", 1.0))
         self.score = 0.0
         self.episode_frames = 0
         self.state: LSTMState | None = None
@@ -159,6 +161,7 @@ class Actor:
                 self.score += reward
                 self.episode_frames += self.frame_skip
                 terminal = learning_terminal(self.env_cfg, terminated, info)
+                reward *= self.reward_scale
                 rewards.append(max(-1.0, min(1.0, reward)) if self.clip else reward)
                 terminals.append(terminal)
                 episode_over = terminated or truncated

@@ -35,9 +35,11 @@ def cli_env() -> dict[str, str]:
 
 
 def run_cli(args: Sequence[str], cwd: Path, timeout: float = 300,
-            module: str = "asyncrl") -> subprocess.CompletedProcess[str]:
+            module: str = "asyncrl",
+            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``python -m asyncrl ARGS`` in ``cwd``, as a user types it."""
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=cli_env(),
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd,
+                          env={**cli_env(), **(extra_env or {})},
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -17,7 +17,9 @@ def test_wheel_ships_every_config_file(tmp_path):
     expected = {f"asyncrl/conf/{p.relative_to(CONF).as_posix()}" for p in CONF.rglob("*.yaml")}
     assert expected and expected <= names
     assert "asyncrl/cli.py" in names
-    # the report's reference data and the sweeper Hydra loads by its plugin package name
+    # the report's reference data, the TORCS driver's source (built after install) and
+    # the sweeper Hydra loads by its plugin package name
     assert {"asyncrl/data/atari_reference.csv", "asyncrl/data/paper_table_s3.csv",
             "hydra_plugins/asyncrl_sweeper/__init__.py", "asyncrl/envs/maze/raycast.py",
-            "asyncrl/report/metrics.py"} <= names
+            "asyncrl/report/metrics.py", "asyncrl/data/torcs_reference.csv",
+            "asyncrl/envs/torcs/env.py", "asyncrl/envs/torcs/driver/asyncrl.cpp"} <= names

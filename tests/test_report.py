@@ -25,11 +25,12 @@ from tests.conftest import QUICK, run_cli
 
 def make_run(path: Path, *, lr: float, seed: int, scores: list[float], hours_per_episode=0.1,
              frames_per_episode=1000, workers=2, optimizer="shared_rmsprop", game="pong",
-             status="finished", reason="") -> Path:
+             status="finished", reason="", env=None) -> Path:
     path.mkdir(parents=True)
     config = {"lr": lr, "seed": seed, "workers": workers, "total_frames": 10**6,
               "algo": {"name": "a3c"}, "network": {"name": "ff"},
-              "optimizer": {"name": optimizer}, "env": {"family": "atari", "game": game}}
+              "optimizer": {"name": optimizer},
+              "env": env or {"family": "atari", "game": game}}
     (path / "config.yaml").write_text(yaml.safe_dump(config))
     with (path / "episodes.csv").open("w", newline="") as handle:
         out = csv.writer(handle)
@@ -90,6 +91,20 @@ def test_report_on_a_sweep_with_known_answers(tmp_path):
     # Pong's row: best-2 mean 8.0 -> 100 (8 + 20.7) / 35.3; the paper's A3C FF column 11.4
     row = next(line for line in text.splitlines() if line.startswith("| pong |"))
     assert "| 8.0 | 81.3 |" in row and "| 11.4 |" in row
+
+
+def test_torcs_runs_are_a_percentage_of_the_scripted_driver_where_comparable(tmp_path):
+    same = {"family": "torcs", "setting": "slow_car", "track": "g-track-1", "car": "p406",
+            "max_episode_seconds": 90.0, "laps": 3}
+    make_run(tmp_path / "a", lr=1e-3, seed=1, scores=[1414.75] * 20, env=same)
+    make_run(tmp_path / "b", lr=1e-3, seed=1, scores=[1000.0] * 20,
+             env={**same, "setting": "fast_car", "car": "car1-trb1", "max_episode_seconds": 60})
+    text = build_report([tmp_path], tmp_path / "out", k=1).read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| slow_car |")
+            or line.startswith("| fast_car |")]
+    # slow_car's reference is 2,829.5 m: 1,414.75 is 50 %; fast_car raced 60 s, not 90
+    assert rows[0].startswith("| fast_car |") and rows[0].endswith("| 1,000.0 | – | – |")
+    assert rows[1].endswith("| 1,414.8 | 2,829.5 | 50.0 |")
 
 
 def test_speedup_from_runs_that_differ_only_in_workers(tmp_path):

@@ -52,6 +52,10 @@ def make_env(env_cfg: Any, render_mode: str | None = None, evaluation: bool = Fa
                        frame_skip=env_cfg.frame_skip, screen_size=env_cfg.screen_size,
                        eval_seeds=tuple(env_cfg.eval_seeds), evaluation=evaluation,
                        render_mode=render_mode)
+    if env_cfg.family == "torcs":
+        from asyncrl.envs.torcs.settings import make_torcs
+
+        return make_torcs(env_cfg, render_mode)
     raise ValueError(f"unknown environment family '{env_cfg.family}'")
 
 

@@ -35,10 +35,10 @@ PAPER_COLUMNS = ("dqn", "gorila", "double", "dueling", "prioritized", "a3c_ff_1d
                  "a3c_lstm")
 
 
-def read_data_csv(name: str) -> dict[str, dict[str, str]]:
+def read_data_csv(name: str, key: str = "game") -> dict[str, dict[str, str]]:
     text = resources.files("asyncrl.data").joinpath(name).read_text()
     rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
-    return {row["game"]: row for row in rows}
+    return {row[key]: row for row in rows}
 
 
 def group_runs(runs: list[Run], ignore: tuple[str, ...] = ()) -> dict[str, list[Run]]:
@@ -133,6 +133,34 @@ def _human_table(runs: list[Run], k: int, window: int) -> list[str]:
     return lines
 
 
+TORCS_MATCH = ("track", "car", "max_episode_seconds", "laps")
+
+
+def _torcs_table(runs: list[Run], k: int, window: int) -> list[str]:
+    """Best-k mean final score as a percentage of the scripted driver's, where the run
+    raced what the reference was measured on."""
+    torcs = [r for r in runs if r.config["env"]["family"] == "torcs"]
+    if not torcs:
+        return []
+    reference = read_data_csv("torcs_reference.csv", key="setting")
+    lines = ["| setting | experiment | ours: best-k mean final score (m) | scripted driver (m) "
+             "| % of the scripted driver |", "| --- | --- | ---: | ---: | ---: |"]
+    for name, members in group_runs(torcs).items():
+        env = members[0].config["env"]
+        top = [s for s in (run_final_score(r, window) for r in best_k(members, k, window))
+               if s is not None]
+        score = float(np.mean(top)) if top else None
+        row = reference.get(env["setting"])
+        same = row is not None and all(float(row[key]) == float(env[key])
+                                       if key in ("max_episode_seconds", "laps")
+                                       else row[key] == env[key] for key in TORCS_MATCH)
+        ref = float(row["score"]) if same and row is not None else None
+        percent = 100.0 * score / ref if score is not None and ref else None
+        lines.append(f"| {env['setting']} | {name} | {_fmt(score)} | {_fmt(ref)} | "
+                     f"{_fmt(percent)} |")
+    return lines
+
+
 def build_report(roots: list[Path], out: Path, k: int = 5, window: int = 20,
                  reference: float | None = None) -> Path:
     found = find_runs(roots)
@@ -183,6 +211,13 @@ def build_report(roots: list[Path], out: Path, k: int = 5, window: int = 20,
                   "are its Table S3 (human starts), so they compare in order of magnitude, not "
                   "digit by digit. Random and human references: `asyncrl/data/"
                   "atari_reference.csv` (sources in its header).", ""] + human + [""]
+    torcs = _torcs_table(found.runs, k, window)
+    if torcs:
+        lines += ["## TORCS: against the scripted driver (paper Figure S-torcs)", "",
+                  "Scores are metres along the track per episode. The reference is "
+                  "`asyncrl/data/torcs_reference.csv`, measured with `asyncrl-torcs "
+                  "reference`; a run that changed the track, car or episode limits has none.",
+                  ""] + torcs + [""]
     report = out / "report.md"
     report.write_text("\n".join(lines))
     return report
