@@ -247,56 +247,46 @@ def other_domains(workers: list[int], seconds: float,
     return {"maze": maze, "mujoco": mujoco, "torcs": torcs}
 
 
+def _table_section(title: str, text: str, columns: list[str], rows: list[list[str]]
+                   ) -> list[str]:
+    """A ``## `` section: one paragraph, then a table with its first column left-aligned."""
+    return [f"## {title}", "", text, "", "| " + " | ".join(columns) + " |",
+            "| --- | " + " | ".join("---:" for _ in columns[1:]) + " |",
+            *("| " + " | ".join(row) + " |" for row in rows), ""]
+
+
 def other_domains_markdown(found: dict[str, list[dict[str, Any]]], seconds: float) -> str:
     when = f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}."
     lines: list[str] = []
     if found["maze"]:
-        lines += [
-            "## Maze: environment steps/s with rendering",
-            "",
+        lines += _table_section(
+            "Maze: environment steps/s with rendering",
             f"{when} Random actions, each step = 4 game frames of movement and collision, "
             "then one 84x84 RGB raycast frame; one environment per process (target: 3,000 "
             f"per core). {seconds:g} s per measurement.",
-            "",
-            "| level | processes | steps/s in total | steps/s per process |",
-            "| --- | ---: | ---: | ---: |",
-        ]
-        for r in found["maze"]:
-            lines.append(f"| {r['level']} | {r['workers']} | {r['steps']:,.0f} | "
-                         f"{r['steps'] / r['workers']:,.0f} |")
-        lines.append("")
+            ["level", "processes", "steps/s in total", "steps/s per process"],
+            [[r["level"], str(r["workers"]), f"{r['steps']:,.0f}",
+              f"{r['steps'] / r['workers']:,.0f}"] for r in found["maze"]])
     if found["mujoco"]:
-        lines += [
-            "## MuJoCo: A3C training steps/s (network=gaussian, whole-episode updates)",
-            "",
+        lines += _table_section(
+            "MuJoCo: A3C training steps/s (network=gaussian, whole-episode updates)",
             f"{when} Raw: the same task with random actions, as many processes as workers. "
             "MuJoCo tasks count one frame per agent step.",
-            "",
-            "| task | workers | raw steps/s | training steps/s | ratio |",
-            "| --- | ---: | ---: | ---: | ---: |",
-        ]
-        for r in found["mujoco"]:
-            lines.append(f"| {r['task']} | {r['workers']} | {r['raw']:,.0f} | "
-                         f"{r['train']:,.0f} | {r['train'] / r['raw']:.3f} |")
-        lines.append("")
+            ["task", "workers", "raw steps/s", "training steps/s", "ratio"],
+            [[r["task"], str(r["workers"]), f"{r['raw']:,.0f}", f"{r['train']:,.0f}",
+              f"{r['train'] / r['raw']:.3f}"] for r in found["mujoco"]])
     if found["torcs"]:
-        lines += [
-            "## TORCS: agent steps/s per worker (A3C, network=lstm)",
-            "",
+        lines += _table_section(
+            "TORCS: agent steps/s per worker (A3C, network=lstm)",
             f"{when} Raw: random actions through the whole environment (one TORCS process "
             "per environment, a new one each episode, the 84x84 view drawn every step), as "
             "many processes as workers. An agent step holds its action for 5 of TORCS's "
             f"50 Hz driver calls. {seconds:g} s per measurement.",
-            "",
-            "| setting | workers | raw steps/s per process | training steps/s per worker "
-            "| ratio |",
-            "| --- | ---: | ---: | ---: | ---: |",
-        ]
-        for r in found["torcs"]:
-            n = r["workers"]
-            lines.append(f"| {r['setting']} | {n} | {r['raw'] / n:,.0f} | {r['train'] / n:,.0f} "
-                         f"| {r['train'] / r['raw']:.3f} |")
-        lines.append("")
+            ["setting", "workers", "raw steps/s per process", "training steps/s per worker",
+             "ratio"],
+            [[r["setting"], str(r["workers"]), f"{r['raw'] / r['workers']:,.0f}",
+              f"{r['train'] / r['workers']:,.0f}", f"{r['train'] / r['raw']:.3f}"]
+             for r in found["torcs"]])
     return "\n".join(lines)
 
 
