@@ -321,3 +321,29 @@ def test_missing_driver_module_is_one_line_naming_the_setup_command(tmp_path):
     assert len(lines) == 1 and "asyncrl-torcs install" in lines[0], result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_torcs_that_never_connects_is_killed_not_left_behind(tmp_path):
+    from asyncrl.envs.torcs.paths import TorcsPaths
+    from asyncrl.envs.torcs.race import TorcsRace
+
+    fake = tmp_path / "torcs-bin"
+    fake.write_text("#!/bin/sh\nsleep 60\n")
+    fake.chmod(0o755)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "raceengine.xml").write_text("<params/>")
+
+    class FakePaths(TorcsPaths):
+        @property
+        def binary(self) -> Path:
+            return fake
+
+        @property
+        def data(self) -> Path:
+            return tmp_path
+
+    race = TorcsRace(FakePaths(tmp_path, tmp_path), RaceSpec("t", "road", "car"), timeout=0.5)
+    with pytest.raises(p.DriverGone, match="did not start a race"):
+        race.start()
+    assert race.process is None
+    race.close()

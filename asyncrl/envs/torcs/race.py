@@ -131,12 +131,17 @@ class TorcsRace:
             try:
                 conn, _ = server.accept()
             except TimeoutError as exc:
+                self.stop()  # a TORCS that never connected must not outlive the attempt
                 raise DriverGone(f"TORCS did not start a race within {self.timeout:.0f} s; "
                                  f"its output: {self.log_tail()}") from exc
         finally:
             server.close()
         self.link = DriverLink(conn, self.timeout)
-        self.track = self.link.receive_track()
+        try:
+            self.track = self.link.receive_track()
+        except DriverGone:
+            self.stop()
+            raise
         return self.track
 
     def _local_dir(self) -> Path:
