@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import signal
@@ -25,10 +26,16 @@ pytestmark = pytest.mark.torcs
 THROTTLE, BRAKE = 3, 5  # steer 0 with pedal 1.0, and with pedal -0.5, in the default table
 
 
-def make(setting: str, *overrides: str):
+@contextlib.contextmanager
+def racing(setting: str, *overrides: str):
+    """The setting's config and env; the env (and its TORCS) closed afterwards."""
     cfg = compose(f"env=torcs/{setting}", *overrides)
     validate(cfg)
-    return cfg, make_env(cfg.env)
+    env = make_env(cfg.env)
+    try:
+        yield cfg, env
+    finally:
+        env.close()
 
 
 def test_driver_module_builds(tmp_path):
@@ -43,18 +50,14 @@ def test_driver_module_builds(tmp_path):
 
 @pytest.mark.parametrize("setting", ["slow_car", "slow_car_bots", "fast_car", "fast_car_bots"])
 def test_every_setting_validates_and_builds_a_model(setting):
-    cfg, env = make(setting)
-    try:
+    with racing(setting) as (cfg, env):
         model = build_model(cfg, env.observation_space, env.action_space)
         assert env.observation_space.shape == (3, 84, 84) and env.action_space.n == 9
-        assert model is not None
-    finally:
-        env.close()
+        assert sum(w.numel() for w in model.parameters()) > 0
 
 
 def test_a_race_starts_and_the_view_changes_as_the_car_moves():
-    _, env = make("slow_car")
-    try:
+    with racing("slow_car") as (_, env):
         first, info = env.reset()
         assert first.shape == (3, 84, 84) and first.dtype == np.uint8
         assert info["speed"] == pytest.approx(0.0, abs=0.5)
@@ -63,13 +66,11 @@ def test_a_race_starts_and_the_view_changes_as_the_car_moves():
             assert not (terminated or truncated)
         assert info["speed"] > 8.0, "3 s of full throttle must get the car going"
         assert (obs != first).mean() > 0.05
-    finally:
-        env.close()
 
 
 def test_reward_is_the_distance_made_along_the_track():
-    _, env = make("fast_car", "network=gaussian")  # the scripted driver steers continuously
-    try:
+    # the scripted driver steers continuously
+    with racing("fast_car", "network=gaussian") as (_, env):
         env.reset()
         driver = ScriptedDriver(env)
         start = env.state[p.DIST_RACED]
@@ -81,13 +82,10 @@ def test_reward_is_the_distance_made_along_the_track():
         travelled = env.state[p.DIST_RACED] - start  # TORCS's own count along the track
         assert travelled > 200.0
         assert total == pytest.approx(travelled, rel=0.1)
-    finally:
-        env.close()
 
 
 def test_opponents_race_and_show_in_the_view_when_they_pass():
-    _, env = make("fast_car_bots")
-    try:
+    with racing("fast_car_bots") as (_, env):
         _, info = env.reset()
         assert info["opponents"] == 3
         seen = 0
@@ -98,13 +96,10 @@ def test_opponents_race_and_show_in_the_view_when_they_pass():
         others = env.state.opponents
         assert (np.abs(others[:, p.OPP_DIST] - env.state[p.DIST_FROM_START]) > 30).any()
         assert seen > 10, "a robot driving past must appear in the view"
-    finally:
-        env.close()
 
 
 def test_a_killed_torcs_cuts_the_episode_and_the_next_reset_starts_a_new_one():
-    _, env = make("slow_car")
-    try:
+    with racing("slow_car") as (_, env):
         env.reset()
         env.step(THROTTLE)
         os.killpg(env.race.process.pid, signal.SIGKILL)
@@ -114,8 +109,6 @@ def test_a_killed_torcs_cuts_the_episode_and_the_next_reset_starts_a_new_one():
         for _ in range(20):
             env.step(THROTTLE)
         assert env.state[p.SPEED_X] > 3.0 and env.race.alive()
-    finally:
-        env.close()
     assert env.race.process is None
 
 
