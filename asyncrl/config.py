@@ -6,7 +6,6 @@ so a typo'd key or a wrong type fails when Hydra composes the config.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -423,7 +422,9 @@ def _episode_step_limit(env: Any) -> int | None:
     if env.family == "maze":
         return int(round(env.episode_seconds * env.fps / env.frame_skip))
     if env.family == "torcs":
-        return int(math.ceil(env.max_episode_seconds * 50 / env.frame_skip))
+        from asyncrl.envs.torcs.controls import episode_step_limit
+
+        return episode_step_limit(env.max_episode_seconds, env.frame_skip)
     if env.family == "mujoco_pixels":
         from asyncrl.envs.dm_pixels import episode_steps
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+DRIVER_HZ = 50  # TORCS calls a robot's drive() 50 times per simulated second
+
 # TORCS steers left for positive values; pedals are "throttle" above 0, "brake" below
 DEFAULT_STEER_LEVELS = (0.5, 0.0, -0.5)
 DEFAULT_PEDAL_LEVELS = (1.0, 0.0, -0.5)
@@ -72,3 +74,9 @@ class StuckClock:
             return False
         self.slow_for += dt
         return self.slow_for >= self.patience
+
+
+def episode_step_limit(max_episode_seconds: float, frame_skip: int) -> int:
+    """Agent steps in ``max_episode_seconds`` of race time, each held for ``frame_skip``
+    driver calls."""
+    return int(math.ceil(max_episode_seconds * DRIVER_HZ / frame_skip))

@@ -25,10 +25,12 @@ from asyncrl.envs.torcs import protocol as p
 from asyncrl.envs.torcs.controls import (
     DEFAULT_PEDAL_LEVELS,
     DEFAULT_STEER_LEVELS,
+    DRIVER_HZ,
     Command,
     StuckClock,
     continuous_command,
     discrete_table,
+    episode_step_limit,
     off_track,
     progress_speed,
 )
@@ -36,7 +38,6 @@ from asyncrl.envs.torcs.paths import TorcsPaths, require_torcs
 from asyncrl.envs.torcs.race import RaceSpec, TorcsRace
 from asyncrl.envs.torcs.render import render_view
 
-DRIVER_HZ = 50
 START_ATTEMPTS = 3
 
 
@@ -55,7 +56,7 @@ class TorcsEnv(gym.Env):
         self.continuous = continuous
         self.frame_skip = frame_skip
         self.max_episode_seconds = max_episode_seconds
-        self.max_steps = int(math.ceil(max_episode_seconds * DRIVER_HZ / frame_skip))
+        self.max_steps = episode_step_limit(max_episode_seconds, frame_skip)
         self.off_track_margin = off_track_margin
         self.stuck = StuckClock(stuck_speed, stuck_seconds, start_grace_seconds)
         self.render_mode = render_mode
