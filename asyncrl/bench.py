@@ -49,6 +49,7 @@ def _raw_env_loop(env_cfg: Any, seconds: float, seed: int, out: Any) -> None:
         if terminated or truncated:
             env.reset()
     out.put(steps * frames_per_step(env_cfg) / (time.perf_counter() - start))
+    env.close()
 
 
 def raw_env_fps(cfg: Any, processes: int, seconds: float) -> float:

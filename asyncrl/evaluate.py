@@ -94,6 +94,10 @@ class Evaluator:
             return None
         return (messages.EVAL, frames, self.shared.wall_time(), scores)
 
+    def close(self) -> None:
+        """Release the environment (TORCS: its race process and directory)."""
+        self.env.close()
+
 
 def evaluator_process(cfg: Any, shared: SharedState, outbox: Any) -> None:
     """Entry point of the evaluator process; it runs beside the workers at a lower priority."""
@@ -103,16 +107,19 @@ def evaluator_process(cfg: Any, shared: SharedState, outbox: Any) -> None:
         os.nice(5)  # training comes first on a machine with as many workers as cores
     evaluator = Evaluator(cfg, shared)
     parent = os.getppid()
-    while not shared.stopping() and os.getppid() == parent:  # a killed launcher ends us too
-        frames = shared.total_frames()
-        if frames >= cfg.total_frames:
-            break
-        if not evaluator.due(frames):
-            time.sleep(0.2)
-            continue
-        message = evaluator.run(frames)
-        if message is not None:
-            outbox.put(message)
+    try:
+        while not shared.stopping() and os.getppid() == parent:  # a killed launcher ends us
+            frames = shared.total_frames()
+            if frames >= cfg.total_frames:
+                break
+            if not evaluator.due(frames):
+                time.sleep(0.2)
+                continue
+            message = evaluator.run(frames)
+            if message is not None:
+                outbox.put(message)
+    finally:
+        evaluator.close()
 
 
 def load_policy(source: Path) -> tuple[Any, nn.Module, dict[str, Any]]:

@@ -179,7 +179,12 @@ class Launcher:
                     self._handle(message)
             self._periodic(alive=1)
 
-        run_worker(WorkerSpec(0, 0, self.generation), self.cfg, self.shared, outbox, tick=tick)
+        try:
+            run_worker(WorkerSpec(0, 0, self.generation), self.cfg, self.shared, outbox,
+                       tick=tick)
+        finally:
+            if evaluator is not None:
+                evaluator.close()
         self._drain(outbox, timeout=0.0)
 
     def _run_processes(self, sup: Supervision) -> None:

@@ -323,7 +323,7 @@ def test_missing_driver_module_is_one_line_naming_the_setup_command(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_a_torcs_that_never_connects_is_killed_not_left_behind(tmp_path):
+def test_a_torcs_that_never_connects_is_killed_not_left_behind(tmp_path, monkeypatch):
     from asyncrl.envs.torcs.paths import TorcsPaths
     from asyncrl.envs.torcs.race import TorcsRace
 
@@ -342,8 +342,11 @@ def test_a_torcs_that_never_connects_is_killed_not_left_behind(tmp_path):
         def data(self) -> Path:
             return tmp_path
 
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
     race = TorcsRace(FakePaths(tmp_path, tmp_path), RaceSpec("t", "road", "car"), timeout=0.5)
     with pytest.raises(p.DriverGone, match="did not start a race"):
         race.start()
     assert race.process is None
-    race.close()
+    assert not list(scratch.iterdir()), "the race's directory goes with its process"

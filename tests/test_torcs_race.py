@@ -109,7 +109,9 @@ def test_a_killed_torcs_cuts_the_episode_and_the_next_reset_starts_a_new_one():
         for _ in range(20):
             env.step(THROTTLE)
         assert env.state[p.SPEED_X] > 3.0 and env.race.alive()
-    assert env.race.process is None
+        local = env.race._local
+        assert local is not None and (local / "race.xml").exists()
+    assert env.race.process is None and not local.exists()
 
 
 @pytest.mark.parametrize("overrides", [

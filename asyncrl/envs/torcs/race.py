@@ -1,7 +1,7 @@
 """One TORCS race in a process of its own, run headless from a race file.
 
 Every race gets a fresh TORCS process (it starts in well under a second), its own
-configuration directory and its own port, so workers never share anything of TORCS's.
+temporary configuration directory and its own port, so workers never share anything of TORCS's.
 An episode's end kills the process: stock TORCS has no way to restart a race from a driver.
 """
 
@@ -107,12 +107,11 @@ class TorcsRace:
     link: DriverLink | None = field(default=None, init=False)
     track: TrackGeometry | None = field(default=None, init=False)
     _local: Path | None = field(default=None, init=False)
-    _log: Path | None = field(default=None, init=False)
 
     def start(self) -> TrackGeometry:
         """Launch TORCS, wait for our driver to connect and read the track."""
         self.stop()
-        local = self._local_dir()
+        local = self._make_local_dir()
         server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             server.bind(("127.0.0.1", 0))  # the OS picks a free port: one per race
@@ -121,8 +120,7 @@ class TorcsRace:
             env = dict(os.environ, ASYNCRL_TORCS_PORT=str(server.getsockname()[1]))
             env["LD_LIBRARY_PATH"] = ":".join(
                 p for p in (str(self.paths.shared_libs), os.environ.get("LD_LIBRARY_PATH")) if p)
-            assert self._log is not None
-            with open(self._log, "wb") as log:
+            with open(local / "torcs.log", "wb") as log:
                 self.process = subprocess.Popen(
                     [str(self.paths.binary), "-l", f"{local}/", "-L", f"{self.paths.modules}/",
                      "-D", f"{self.paths.data}/", "-r", str(local / "race.xml")],
@@ -131,9 +129,10 @@ class TorcsRace:
             try:
                 conn, _ = server.accept()
             except TimeoutError as exc:
+                output = self.log_tail()
                 self.stop()  # a TORCS that never connected must not outlive the attempt
                 raise DriverGone(f"TORCS did not start a race within {self.timeout:.0f} s; "
-                                 f"its output: {self.log_tail()}") from exc
+                                 f"its output: {output}") from exc
         finally:
             server.close()
         self.link = DriverLink(conn, self.timeout)
@@ -144,32 +143,32 @@ class TorcsRace:
             raise
         return self.track
 
-    def _local_dir(self) -> Path:
-        """TORCS's per-user directory, private to this race: configs, our robot file, and
-        the results TORCS writes at the end."""
-        if self._local is None:
-            self._local = Path(tempfile.mkdtemp(prefix="asyncrl-torcs-"))
-            config = self._local / "config"
-            config.mkdir()
-            shutil.copy(self.paths.data / "config" / "raceengine.xml", config / "raceengine.xml")
-            robot = self._local / "drivers" / DRIVER_NAME
-            robot.mkdir(parents=True)
-            (robot / f"{DRIVER_NAME}.xml").write_text(driver_xml(self.spec.car))
-            (self._local / "race.xml").write_text(race_xml(self.spec))
-            self._log = self._local / "torcs.log"
+    def _make_local_dir(self) -> Path:
+        """TORCS's per-user directory, private to this race and removed with it: configs,
+        our robot file, and the results TORCS writes at the end."""
+        self._local = Path(tempfile.mkdtemp(prefix="asyncrl-torcs-"))
+        config = self._local / "config"
+        config.mkdir()
+        shutil.copy(self.paths.data / "config" / "raceengine.xml", config / "raceengine.xml")
+        robot = self._local / "drivers" / DRIVER_NAME
+        robot.mkdir(parents=True)
+        (robot / f"{DRIVER_NAME}.xml").write_text(driver_xml(self.spec.car))
+        (self._local / "race.xml").write_text(race_xml(self.spec))
         return self._local
 
     def log_tail(self, lines: int = 5) -> str:
-        if self._log is None or not self._log.exists():
+        log = None if self._local is None else self._local / "torcs.log"
+        if log is None or not log.exists():
             return "(no output)"
-        text = self._log.read_text(errors="replace").strip().splitlines()
+        text = log.read_text(errors="replace").strip().splitlines()
         return " | ".join(text[-lines:]) or "(no output)"
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
     def stop(self) -> None:
-        """Kill the TORCS process group; nothing of a race outlives it."""
+        """Kill the TORCS process group and remove its directory; nothing of a race
+        outlives it."""
         if self.link is not None:
             self.link.close()
             self.link = None
@@ -179,9 +178,9 @@ class TorcsRace:
                     os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
             self.process = None
-
-    def close(self) -> None:
-        self.stop()
         if self._local is not None:
             shutil.rmtree(self._local, ignore_errors=True)
             self._local = None
+
+    def close(self) -> None:
+        self.stop()
