@@ -13,6 +13,9 @@ from torch import nn
 from asyncrl.optim import AsyncOptimizer
 
 STOP = 1
+# how long a worker waits at the start for the others before it starts alone; below the
+# launcher's start-up grace, so a waiting worker is never taken for a hung one
+START_GATE_S = 60.0
 
 
 @dataclass
@@ -28,6 +31,7 @@ class SharedState:
     optimizer: AsyncOptimizer
     frames: torch.Tensor
     control: torch.Tensor
+    ready: torch.Tensor
     target: nn.Module | None = None
     target_epoch: torch.Tensor | None = None
     base_frames: int = 0
@@ -50,6 +54,7 @@ class SharedState:
             optimizer=optimizer,
             frames=torch.zeros(workers, dtype=torch.int64).share_memory_(),
             control=torch.zeros(1, dtype=torch.uint8).share_memory_(),
+            ready=torch.zeros(workers, dtype=torch.uint8).share_memory_(),
             target=target,
             target_epoch=torch.zeros(1, dtype=torch.int64).share_memory_(),
         )
@@ -67,6 +72,23 @@ class SharedState:
 
     def stopping(self) -> bool:
         return bool(self.control[0] == STOP)
+
+    def start_together(self, slot: int, timeout: float = START_GATE_S,
+                       poll: float = 0.005) -> bool:
+        """Mark ``slot`` ready and wait until every slot is, the launcher stops the run, or
+        ``timeout`` passes; True when all were ready.
+
+        Workers spawn one after another and each takes seconds to import and build its
+        environment; without this gate the first one trains alone for that long, which is
+        not the paper's N learners in parallel (a short run could end before the last
+        worker ever stepped)."""
+        self.ready[slot] = 1
+        deadline = time.monotonic() + timeout
+        while not bool(self.ready.all()):
+            if self.stopping() or time.monotonic() >= deadline:
+                return False
+            time.sleep(poll)
+        return True
 
     @torch.no_grad()
     def refresh_target(self, interval_frames: int) -> bool:
@@ -90,4 +112,4 @@ class SharedState:
         targets = [p.data for p in self.target.parameters()] if self.target is not None else []
         extra = [self.target_epoch] if self.target_epoch is not None else []
         return [*params, *targets, *self.optimizer.shared_tensors(), self.frames, self.control,
-                *extra]
+                self.ready, *extra]

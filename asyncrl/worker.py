@@ -35,7 +35,7 @@ from asyncrl.nets import LSTMState, build_model, detach_state
 from asyncrl.nets.distributions import NonFiniteOutput
 from asyncrl.optim import annealed_lr, clip_grad_norm
 from asyncrl.seeding import derive_seed
-from asyncrl.shared import SharedState
+from asyncrl.shared import START_GATE_S, SharedState
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +215,11 @@ def run_worker(
     metrics = MetricsAccumulator(cfg.log.interval_seconds)
     target_interval = getattr(cfg.algo, "target_update_frames", 0)
     log.info("%s: %s", cfg.algo.name, algorithm.describe())
+    # a restarted worker joins a run already under way; only the first start waits
+    gathered = spec.restart > 0 or shared.start_together(spec.worker_id)
+    if not gathered and not shared.stopping():
+        log.warning("the other workers were not ready after %.0f s; starting without them",
+                    START_GATE_S)
     updates = 0
 
     while not shared.stopping():

@@ -43,3 +43,37 @@ def test_stop_flag_and_frame_counter(tmp_path):
     assert not shared.stopping()
     shared.request_stop()
     assert shared.stopping()
+
+
+def _arrive_late(shared, delay):
+    import time
+
+    time.sleep(delay)
+    shared.ready[1] = 1
+
+
+def test_workers_start_together(tmp_path):
+    import time
+
+    shared = Launcher(compose("env=classic/cartpole", "workers=2"), tmp_path).shared
+    process = mp.get_context("spawn").Process(target=_arrive_late, args=(shared, 1.0))
+    process.start()
+    begun = time.monotonic()
+    assert shared.start_together(0, timeout=60.0)
+    waited = time.monotonic() - begun
+    process.join(60)
+    assert waited >= 0.5  # held at the gate until slot 1 was ready
+    assert shared.ready.tolist() == [1, 1]
+
+
+def test_start_gate_gives_up_on_timeout_and_on_stop(tmp_path):
+    import time
+
+    shared = Launcher(compose("env=classic/cartpole", "workers=2"), tmp_path).shared
+    assert not shared.start_together(0, timeout=0.05)
+    shared.request_stop()
+    begun = time.monotonic()
+    assert not shared.start_together(0, timeout=60.0)
+    assert time.monotonic() - begun < 10.0  # the stop, not the timeout, ended the wait
+    single = Launcher(compose("env=classic/cartpole", "workers=1"), tmp_path / "one").shared
+    assert single.start_together(0, timeout=0.0)
