@@ -147,3 +147,18 @@ def test_statistics_can_start_from_one_as_tensorflows_rmsprop_does():
     # g = .9 * 1 + .1 * .25 = .925: a damped first step instead of lr * grad / |grad| * 3.16
     assert opt.square_avg[0].item() == pytest.approx(0.925)
     assert param.item() == pytest.approx(-0.5 / math.sqrt(0.925))
+
+
+@pytest.mark.parametrize("cls", [SharedRMSProp, RMSProp, MomentumSGD])
+def test_updates_land_in_memory_that_moved_to_shared_memory(cls):
+    model = nn.Linear(3, 2)
+    opt = cls(model.parameters(), workers=2)
+    ones = [torch.ones_like(p) for p in model.parameters()]
+    opt.step(ones, lr=0.1, worker=1)  # views of the private storage are taken here
+    model.share_memory()
+    opt.share_memory()  # both storages move
+    before = [p.detach().clone() for p in model.parameters()]
+    stats_before = [s.clone() for s in opt.statistics]
+    opt.step(ones, lr=0.1, worker=1)
+    assert all((p < b).all() for p, b in zip(model.parameters(), before, strict=True))
+    assert all(not torch.equal(s, b) for s, b in zip(opt.statistics, stats_before, strict=True))

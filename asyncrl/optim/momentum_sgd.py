@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import torch
+import numpy as np
 from torch import nn
 
 from asyncrl.optim.base import AsyncOptimizer
+from asyncrl.optim.kernels import momentum_update
 
 
 class MomentumSGD(AsyncOptimizer):
@@ -24,7 +25,5 @@ class MomentumSGD(AsyncOptimizer):
         super().__init__(params, workers)
         self.momentum = momentum
 
-    def update(self, param: torch.Tensor, grad: torch.Tensor, stat: torch.Tensor,
-               buf: torch.Tensor, lr: float) -> None:
-        stat.mul_(self.momentum).add_(grad, alpha=1.0 - self.momentum)
-        param.add_(stat, alpha=-lr)
+    def update(self, param: np.ndarray, grad: np.ndarray, stat: np.ndarray, lr: float) -> None:
+        momentum_update(param, grad, stat, self.momentum, lr)

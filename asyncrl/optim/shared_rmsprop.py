@@ -5,18 +5,21 @@
 
 ``SharedRMSProp`` keeps one g per parameter, read and written by every worker without locks;
 ``RMSProp`` gives each worker its own g. Epsilon sits inside the square root as the paper
-writes it (torch.optim.RMSprop puts it outside). ``rsqrt`` avoids torch.sqrt's slow path on
-exact zeros and denormals, which dead ReLUs produce in g.
+writes it (torch.optim.RMSprop puts it outside), which also keeps the square root off
+exact zeros, which dead ReLUs produce in g. The update itself is one fused loop
+(``kernels.rmsprop_update``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import torch
 from torch import nn
 
 from asyncrl.optim.base import AsyncOptimizer
+from asyncrl.optim.kernels import rmsprop_update
 
 
 class SharedRMSProp(AsyncOptimizer):
@@ -34,12 +37,8 @@ class SharedRMSProp(AsyncOptimizer):
     def square_avg(self) -> list[torch.Tensor]:
         return self.statistics
 
-    def update(self, param: torch.Tensor, grad: torch.Tensor, stat: torch.Tensor,
-               buf: torch.Tensor, lr: float) -> None:
-        stat.mul_(self.alpha).addcmul_(grad, grad, value=1.0 - self.alpha)
-        torch.add(stat, self.eps, out=buf)
-        buf.rsqrt_().mul_(grad)
-        param.add_(buf, alpha=-lr)
+    def update(self, param: np.ndarray, grad: np.ndarray, stat: np.ndarray, lr: float) -> None:
+        rmsprop_update(param, grad, stat, self.alpha, self.eps, lr)
 
 
 class RMSProp(SharedRMSProp):
