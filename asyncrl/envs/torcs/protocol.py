@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import struct
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class TrackGeometry:
     length: float
     width: float
 
-    @property
+    @cached_property  # the scripted driver reads it every step
     def centre(self) -> np.ndarray:
         return (self.left + self.right) / 2
 

@@ -105,7 +105,6 @@ class TorcsRace:
     timeout: float = 20.0
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     link: DriverLink | None = field(default=None, init=False)
-    track: TrackGeometry | None = field(default=None, init=False)
     _local: Path | None = field(default=None, init=False)
 
     def start(self) -> TrackGeometry:
@@ -137,11 +136,10 @@ class TorcsRace:
             server.close()
         self.link = DriverLink(conn, self.timeout)
         try:
-            self.track = self.link.receive_track()
+            return self.link.receive_track()
         except DriverGone:
             self.stop()
             raise
-        return self.track
 
     def _make_local_dir(self) -> Path:
         """TORCS's per-user directory, private to this race and removed with it: configs,

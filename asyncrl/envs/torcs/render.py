@@ -68,15 +68,14 @@ def _fill(screen, us, vs, n, r, g, b):
 
 
 @njit(cache=True)
-def _draw_polygon(screen, camera, basis, focal, points, r, g, b):
-    """Clip a convex world-space polygon at the near plane, project it and fill it."""
+def _draw_polygon(screen, camera, basis, focal, points, r, g, b, scratch):
+    """Clip a convex world-space polygon at the near plane, project it and fill it.
+
+    ``scratch`` (8, n + 2) is working memory the caller allocates once per frame: a frame
+    draws a few hundred polygons, and allocating per polygon cost a third of the frame."""
     n = points.shape[0]
-    xs = np.empty(n + 2)
-    ys = np.empty(n + 2)
-    zs = np.empty(n + 2)
-    cx = np.empty(n)
-    cy = np.empty(n)
-    cz = np.empty(n)
+    xs, ys, zs, cx, cy, cz, us, vs = (scratch[0], scratch[1], scratch[2], scratch[3],
+                                      scratch[4], scratch[5], scratch[6], scratch[7])
     for i in range(n):
         dx = points[i, 0] - camera[0]
         dy = points[i, 1] - camera[1]
@@ -101,8 +100,6 @@ def _draw_polygon(screen, camera, basis, focal, points, r, g, b):
     if m < 3:
         return
     height, width = screen.shape[0], screen.shape[1]
-    us = np.empty(m)
-    vs = np.empty(m)
     for i in range(m):
         us[i] = width / 2 + focal * xs[i] / zs[i]
         vs[i] = height / 2 - focal * ys[i] / zs[i]
@@ -111,7 +108,7 @@ def _draw_polygon(screen, camera, basis, focal, points, r, g, b):
 
 @njit(cache=True)
 def _draw_box(screen, camera, basis, focal, x, y, z, yaw, length, width, side_colour,
-              top_colour):
+              top_colour, scratch):
     """A car as a box, faces turned away from the camera left out."""
     c, s = math.cos(yaw), math.sin(yaw)
     hl, hw = length / 2, width / 2
@@ -136,10 +133,10 @@ def _draw_box(screen, camera, basis, focal, x, y, z, yaw, length, width, side_co
         face[2] = corners[b + 4]
         face[3] = corners[a + 4]
         _draw_polygon(screen, camera, basis, focal, face, side_colour[0], side_colour[1],
-                      side_colour[2])
+                      side_colour[2], scratch)
     if camera[2] > z - 0.4 + CAR_HEIGHT:
         _draw_polygon(screen, camera, basis, focal, corners[4:], top_colour[0], top_colour[1],
-                      top_colour[2])
+                      top_colour[2], scratch)
 
 
 @njit(cache=True)
@@ -167,6 +164,7 @@ def render_view(screen, left, right, nearest, x, y, z, yaw, length, width, oppon
             screen[row, col, 2] = colour[2]
     n = left.shape[0]
     quad = np.empty((4, 3))
+    scratch = np.empty((8, 6))  # polygons here have 4 corners, 6 after near-plane clipping
     for step in range(VIEW_AHEAD, -VIEW_BEHIND - 1, -1):
         i = (nearest + step) % n
         j = (i + 1) % n
@@ -184,13 +182,15 @@ def render_view(screen, left, right, nearest, x, y, z, yaw, length, width, oppon
                 quad[3 - k, 1] = a[idx, 1] + KERB_WIDTH * dy / norm
                 quad[3 - k, 2] = a[idx, 2]
             kerb = KERB[i % 2]
-            _draw_polygon(screen, camera, basis, focal, quad, kerb[0], kerb[1], kerb[2])
+            _draw_polygon(screen, camera, basis, focal, quad, kerb[0], kerb[1], kerb[2],
+                          scratch)
         quad[0] = left[i]
         quad[1] = right[i]
         quad[2] = right[j]
         quad[3] = left[j]
         shade = ROAD[(i // BAND_SAMPLES) % 2]
-        _draw_polygon(screen, camera, basis, focal, quad, shade[0], shade[1], shade[2])
+        _draw_polygon(screen, camera, basis, focal, quad, shade[0], shade[1], shade[2],
+                      scratch)
     # other cars, the farthest first
     count = opponents.shape[0]
     distance = np.empty(count)
@@ -201,5 +201,6 @@ def render_view(screen, left, right, nearest, x, y, z, yaw, length, width, oppon
             continue
         _draw_box(screen, camera, basis, focal, opponents[k, 0], opponents[k, 1],
                   opponents[k, 2], opponents[k, 3], opponents[k, 4], opponents[k, 5], CAR,
-                  CAR_TOP)
-    _draw_box(screen, camera, basis, focal, x, y, z, yaw, length, width, OWN_CAR, OWN_CAR_TOP)
+                  CAR_TOP, scratch)
+    _draw_box(screen, camera, basis, focal, x, y, z, yaw, length, width, OWN_CAR, OWN_CAR_TOP,
+              scratch)

@@ -17,6 +17,8 @@ from asyncrl.envs.torcs import protocol as p
 from asyncrl.envs.torcs.env import TorcsEnv
 
 GRAVITY = 9.81
+LOOKAHEAD_SAMPLES = 150
+LOOKAHEAD_DISTANCE = 2.0 * np.arange(LOOKAHEAD_SAMPLES)  # samples are ~2 m apart
 
 
 def corner_speed_limits(centre: np.ndarray, grip: float) -> np.ndarray:
@@ -57,9 +59,9 @@ class ScriptedDriver:
         error = (wanted - state[p.YAW] + math.pi) % (2 * math.pi) - math.pi
         steer = float(np.clip(error / 0.4, -1.0, 1.0))
         # the speed now from which braking at self.braking m/s^2 meets every limit ahead
-        window = np.arange(here, here + 150) % n
-        distance = 2.0 * np.arange(150)
-        allowed = np.sqrt(self._limits[window] ** 2 + 2 * self.braking * distance).min()
+        window = np.arange(here, here + LOOKAHEAD_SAMPLES) % n
+        allowed = np.sqrt(self._limits[window] ** 2
+                          + 2 * self.braking * LOOKAHEAD_DISTANCE).min()
         allowed = min(allowed, self.top_speed)
         if speed < allowed - 1.0:
             pedal = 1.0

@@ -25,11 +25,10 @@ def validate_torcs(env: Any) -> None:
         raise UserError("env.steer_levels and env.pedal_levels must each name at least one value")
     if any(abs(v) > 1 for v in [*env.steer_levels, *env.pedal_levels]):
         raise UserError("env.steer_levels and env.pedal_levels must lie in [-1, 1]")
-    for text in env.opponents:
-        try:
-            Opponent.parse(text)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
+    try:
+        bots = {text: Opponent.parse(text) for text in env.opponents}
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     paths = require_torcs()
     track = DATA_DIR / "tracks" / env.track_category / env.track
     if not track.is_dir():
@@ -37,8 +36,7 @@ def validate_torcs(env: Any) -> None:
                         f"(tracks are under {DATA_DIR / 'tracks'})")
     if not (DATA_DIR / "cars" / env.car).is_dir():
         raise UserError(f"TORCS has no car '{env.car}' (cars are under {DATA_DIR / 'cars'})")
-    for text in env.opponents:
-        bot = Opponent.parse(text)
+    for text, bot in bots.items():
         if not (paths.modules / "drivers" / bot.module / f"{bot.module}.so").exists():
             raise UserError(f"TORCS has no robot module '{bot.module}' for opponent '{text}'")
 
