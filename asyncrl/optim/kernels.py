@@ -2,7 +2,7 @@
 
 Written as torch ops, one RMSProp step walks the 2.6 MB fc layer six times (scale g, add
 dtheta^2, add eps, rsqrt, multiply, subtract) and costs ~11 % of an A3C worker's time; one
-fused loop reads and writes each element once and is 4-5x faster. Each loop touches element
+fused loop reads and writes each element once and is 3-4x faster. Each loop touches element
 i of the shared arrays and nothing else, so concurrent workers interleave exactly as the
 lock-free torch ops did.
 
