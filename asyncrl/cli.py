@@ -58,8 +58,11 @@ def prepare_arguments(args: list[str]) -> list[str]:
     if any(a.startswith("+sweep=") for a in args) and any(
             a in ("-m", "--multirun") for a in args):
         check_sweep([a for a in args if not a.startswith("-") and "=" in a])
+    if any(a in ("-m", "--multirun") for a in args):
+        check_multirun([a for a in args if not a.startswith("-")])
+        return args
     if any(a.startswith("-") for a in args):
-        return args  # --help, --cfg, -m ...: Hydra's own business
+        return args  # --help, --cfg ...: Hydra's own business
     overrides = [a for a in args if not a.startswith(("hydra.", "hydra/"))]
     resume = _resume_dir(overrides)
     if resume is None:
@@ -82,6 +85,42 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
         raise
     except Exception as exc:
         raise UserError(describe_config_error(exc)) from None
+
+
+MULTIRUN_CHECK_LIMIT = 200  # configs composed to check a multirun's values (~20 ms each)
+
+
+def check_multirun(overrides: Sequence[str]) -> None:
+    """Check each value a multirun will use, as a single run's values are checked.
+
+    The first value of every swept key gives one config; then each other value of each
+    swept key is checked with the rest at their first. A range the sweeper draws from
+    (``interval(...)``) is the sweeper's to check.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    mine = [o for o in overrides if not o.startswith(("hydra.", "hydra/"))]
+    try:
+        parsed = OverridesParser.create().parse_overrides(mine)
+    except Exception as exc:
+        raise UserError(describe_config_error(exc)) from None
+    fixed: list[str] = []
+    swept: list[tuple[str, list[str]]] = []
+    for override in parsed:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            fixed.append(override.input_line)
+            continue
+        try:
+            values = list(override.sweep_string_iterator())
+        except Exception:  # interval(...) and other draws: no values to list
+            continue
+        swept.append((key, values))
+    first = [f"{key}={values[0]}" for key, values in swept if values]
+    configs = [first] + [[f"{k}={v}" if k == key else f"{k}={vs[0]}" for k, vs in swept]
+                         for key, values in swept for v in values[1:]]
+    for choice in configs[:MULTIRUN_CHECK_LIMIT]:
+        validate(compose_config([*fixed, *choice], as_object=True))
 
 
 def check_sweep(overrides: Sequence[str]) -> None:

@@ -36,7 +36,7 @@ class A3CConfig:
     gamma: float = 0.99
     t_max: int = 5
     entropy_beta: float = 0.01
-    value_loss_coef: float = 0.5
+    value_loss_coef: float = 0.25
     max_grad_norm: float = 40.0
     episode_updates: bool = False
 
@@ -88,6 +88,7 @@ class DomainDefaults:
 
     a3c_entropy_beta: float = 0.01
     a3c_episode_updates: bool = False
+    default_lr: float = 7e-4     # the run's lr unless lr= is given
     sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
     sweep_lr_high: float = 1e-2
 
@@ -207,6 +208,8 @@ class FFNetworkConfig:
     name: str = "ff"
     hidden: int = 256
     mlp_layers: list[int] = field(default_factory=lambda: [64, 64])
+    policy_init_scale: float = 1.0
+    centre_input: bool = True
 
 
 @dataclass
@@ -283,6 +286,7 @@ class TrainConfig:
     lr: float = 7e-4
     workers: int = II("asyncrl.cpus:")
     total_frames: int = 40_000_000
+    lr_anneal_frames: int | None = None
     seed: int = 1
     serial: bool = False
     resume: str | None = None
@@ -319,14 +323,48 @@ def register_schemas() -> None:
             cs.store(group=f"schema/{group}", name=name, node=node)
 
 
+SEED_LIMIT = 2**32  # numpy's and torch's seeds are unsigned 32-bit numbers
+
+
+def _positive_finite(value: float) -> bool:
+    return 0 < value < float("inf")
+
+
 def validate(cfg: Any) -> None:
     """Refuse values that are well-typed but impossible; raise UserError naming the key."""
+    for group in ("algo", "network", "optimizer"):
+        node = getattr(cfg, group)
+        # a file of shared keys (conf/algo/_value_based.yaml) composes, but has no schema
+        name = node.get("name") if isinstance(node, dict) else getattr(node, "name", None)
+        if name not in SCHEMAS[group] or isinstance(node, dict):
+            what = f"{group}={name}" if name else f"the {group} option chosen"
+            article = "an" if group == "algo" else "a"
+            raise UserError(f"{what} is not {article} {group} (conf/{group}/_*.yaml hold shared "
+                            f"keys); choose one of {', '.join(sorted(SCHEMAS[group]))}")
     if cfg.workers < 1:
         raise UserError(f"workers={cfg.workers}: need at least 1 worker process")
     if cfg.total_frames <= 0:
         raise UserError(f"total_frames={cfg.total_frames}: must be a positive number of frames")
-    if not cfg.lr > 0:
-        raise UserError(f"lr={cfg.lr}: the learning rate must be positive")
+    if not _positive_finite(cfg.lr):
+        raise UserError(f"lr={cfg.lr}: the learning rate must be positive and finite")
+    if not 0 <= cfg.seed < SEED_LIMIT:
+        raise UserError(f"seed={cfg.seed}: must lie in [0, 2**32)")
+    _validate_intervals(cfg)
+    _validate_optimizer(cfg.optimizer)
+    if getattr(cfg.algo, "entropy_beta", 0.0) < 0:
+        raise UserError(f"algo.entropy_beta={cfg.algo.entropy_beta}: must be 0 or more")
+    if not _positive_finite(cfg.algo.max_grad_norm):
+        raise UserError(f"algo.max_grad_norm={cfg.algo.max_grad_norm}: must be positive "
+                        "and finite")
+    if cfg.lr_anneal_frames is not None and cfg.lr_anneal_frames <= 0:
+        raise UserError(f"lr_anneal_frames={cfg.lr_anneal_frames}: must be a positive number "
+                        "of frames, or null to anneal over total_frames")
+    scale = getattr(cfg.network, "policy_init_scale", 1.0)
+    if not 0 < scale < float("inf"):
+        raise UserError(f"network.policy_init_scale={scale}: must be positive and finite")
+    coef = getattr(cfg.algo, "value_loss_coef", 1.0)
+    if not 0 < coef < float("inf"):
+        raise UserError(f"algo.value_loss_coef={coef}: must be positive and finite")
     if cfg.serial and cfg.workers != 1:
         raise UserError(f"serial=true runs one worker in-process; got workers={cfg.workers}")
     for key in ("t_max", "async_update", "target_update_frames"):
@@ -342,8 +380,39 @@ def validate(cfg: Any) -> None:
         raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
     if cfg.eval.episodes < 0:
         raise UserError("eval.episodes must be 0 or more")
-    _validate_env(cfg.env)
+    # combinations before the environment's own checks: a missing TORCS or GL library must
+    # not hide a mistake the user can fix on the command line
+    _validate_gym_id(cfg.env)
     _validate_combination(cfg)
+    _validate_env(cfg.env)
+
+
+def _validate_intervals(cfg: Any) -> None:
+    checks = [("eval.interval_frames", cfg.eval.interval_frames, 1),
+              ("eval.max_episode_frames", cfg.eval.max_episode_frames, 1),
+              ("checkpoint.interval_frames", cfg.checkpoint.interval_frames, 1),
+              ("log.score_window", cfg.log.score_window, 1)]
+    for key, value, least in checks:
+        if value < least:
+            raise UserError(f"{key}={value}: must be at least {least}")
+    if not _positive_finite(cfg.checkpoint.interval_seconds):
+        raise UserError(f"checkpoint.interval_seconds={cfg.checkpoint.interval_seconds}: "
+                        "must be positive and finite")
+    if not 0 <= cfg.log.interval_seconds < float("inf"):
+        raise UserError(f"log.interval_seconds={cfg.log.interval_seconds}: must be 0 or more")
+
+
+def _validate_optimizer(opt: Any) -> None:
+    decay = ("momentum", opt.momentum) if opt.name == "momentum_sgd" else ("alpha", opt.alpha)
+    if not 0 <= decay[1] < 1:
+        raise UserError(f"optimizer.{decay[0]}={decay[1]}: must lie in [0, 1)")
+    if opt.name != "momentum_sgd":
+        # eps sits inside the square root: 0 divides by zero where a gradient has been 0
+        if not _positive_finite(opt.eps):
+            raise UserError(f"optimizer.eps={opt.eps}: must be positive and finite")
+        if opt.initial_square_avg < 0:
+            raise UserError(f"optimizer.initial_square_avg={opt.initial_square_avg}: "
+                            "must be 0 or more")
 
 
 def _validate_exploration(algo: Any) -> None:
@@ -437,6 +506,18 @@ def _episode_step_limit(env: Any) -> int | None:
     return None if limit is None else int(limit)
 
 
+def _validate_gym_id(env: Any) -> None:
+    """A gymnasium id must exist before its action space can be looked at."""
+    if env.family not in ("gym", "mujoco"):
+        return
+    import gymnasium as gym
+
+    if env.id not in gym.registry:
+        raise UserError(f"unknown gymnasium environment id '{env.id}'")
+    if env.family == "mujoco" and "mujoco" not in str(gym.spec(env.id).entry_point):
+        raise UserError(f"'{env.id}' is not a gymnasium MuJoCo task")
+
+
 def _validate_env(env: Any) -> None:
     if env.family == "atari":
         from asyncrl.envs.atari import known_games
@@ -450,12 +531,6 @@ def _validate_env(env: Any) -> None:
         if env.frame_skip < 1 or env.frame_stack < 1 or env.noop_max < 0:
             raise UserError("env.frame_skip and env.frame_stack must be >= 1, env.noop_max >= 0")
     elif env.family in ("gym", "mujoco"):
-        import gymnasium as gym
-
-        if env.id not in gym.registry:
-            raise UserError(f"unknown gymnasium environment id '{env.id}'")
-        if env.family == "mujoco" and "mujoco" not in str(gym.spec(env.id).entry_point):
-            raise UserError(f"'{env.id}' is not a gymnasium MuJoCo task")
         if env.max_episode_steps is not None and env.max_episode_steps < 1:
             raise UserError(f"env.max_episode_steps={env.max_episode_steps}: must be >= 1")
     elif env.family == "maze":

@@ -248,7 +248,7 @@ def run_worker(
             outbox.put((messages.DIVERGED, spec.worker_id, frames_now,
                         f"loss {value}, gradient norm {grad_norm} at T={frames_now:,}"))
             break
-        lr = annealed_lr(cfg.lr, frames_now, cfg.total_frames)
+        lr = annealed_lr(cfg.lr, frames_now, cfg.lr_anneal_frames or cfg.total_frames)
         shared.optimizer.step(grads, lr, spec.worker_id)
         if target_interval:
             shared.refresh_target(target_interval)

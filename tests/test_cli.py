@@ -50,6 +50,24 @@ def test_two_workers_write_everything_a_run_leaves(workdir):
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
+    (["-m", "workers=0"], "workers=0"),
+    (["-m", "seed=-1"], "seed=-1"),
+    (["-m", "lrr=1"], "Key 'lrr' not in 'TrainConfig'"),
+    (["-m", "lr=1e-3,inf"], "lr=inf"),
+    (["--multirun", "optimizer=rmsprop,shared_rmsprop", "optimizer.alpha=1"],
+     "optimizer.alpha=1"),
+    (["-m", "+sweep=lr_loguniform", "eval.interval_frames=0"], "eval.interval_frames=0"),
+])
+def test_a_multirun_checks_every_value_before_any_run(workdir, args, fragment):
+    result = run_cli([*args, f"hydra.sweep.dir={workdir / 'multirun'}"], workdir, timeout=120)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (workdir / "multirun").exists() and not (workdir / "outputs").exists()
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
     (["env=atari/not_a_game"], "unknown env option 'atari/not_a_game'"),
     (["env=atari/any", "env.game=not_a_rom"], "unknown Atari game 'not_a_rom'"),
     (["algo=nope"], "unknown algo option 'nope'"),

@@ -71,6 +71,27 @@ def test_defaults_follow_the_paper():
     assert cfg.workers >= 1
 
 
+def test_defaults_the_paper_leaves_open_are_the_measured_ones():
+    # docs/learning.md, "Pong, A3C-FF: the probe and the defaults it chose"
+    cfg = compose()
+    assert (cfg.lr, cfg.algo.value_loss_coef) == (7e-3, 0.25)
+    assert (cfg.network.policy_init_scale, cfg.network.centre_input) == (1.0, True)
+    assert cfg.optimizer.eps == 0.1
+    # the lr is the domain's unless given: the Atari probes say nothing about other domains
+    assert compose("env=classic/cartpole").lr == 7e-4
+    assert compose("env=maze/small").lr == 7e-4
+    assert compose("lr=1e-3").lr == 1e-3
+    assert compose("env.default_lr=2e-3").lr == 2e-3
+
+
+def test_the_settings_of_before_stay_reachable_by_override():
+    cfg = compose("lr=7e-4", "algo.value_loss_coef=0.5", "network.policy_init_scale=0.01",
+                  "network.centre_input=false")
+    validate(cfg)
+    assert (cfg.lr, cfg.algo.value_loss_coef, cfg.network.policy_init_scale,
+            cfg.network.centre_input) == (7e-4, 0.5, 0.01, False)
+
+
 @pytest.mark.parametrize(("overrides", "fragment"), [
     (["algo.entropy_betta=0.1"], "Key 'entropy_betta' not in 'A3CConfig'"),
     (["foo=1"], "Key 'foo' not in 'TrainConfig'"),
@@ -94,6 +115,28 @@ def test_composition_errors_are_one_line(overrides, fragment):
     (["serial=true", "workers=2"], "serial=true"),
     (["env=atari/any", "env.game=no_such_rom"], "unknown Atari game 'no_such_rom'"),
     (["algo.t_max=0"], "algo.t_max=0"),
+    (["lr_anneal_frames=0"], "lr_anneal_frames=0"),
+    (["network.policy_init_scale=0"], "network.policy_init_scale=0"),
+    (["network.policy_init_scale=inf"], "network.policy_init_scale=inf"),
+    (["algo.value_loss_coef=-0.5"], "algo.value_loss_coef=-0.5"),
+    (["seed=-1"], "seed=-1"),
+    (["seed=4294967296"], "seed=4294967296"),
+    (["lr=inf"], "lr=inf"),
+    (["eval.interval_frames=0"], "eval.interval_frames=0"),
+    (["eval.max_episode_frames=0"], "eval.max_episode_frames=0"),
+    (["checkpoint.interval_frames=0"], "checkpoint.interval_frames=0"),
+    (["checkpoint.interval_seconds=0"], "checkpoint.interval_seconds=0"),
+    (["log.score_window=0"], "log.score_window=0"),
+    (["log.interval_seconds=-1"], "log.interval_seconds=-1"),
+    (["optimizer.eps=0"], "optimizer.eps=0"),
+    (["optimizer.alpha=1"], "optimizer.alpha=1"),
+    (["optimizer=momentum_sgd", "optimizer.momentum=-0.1"], "optimizer.momentum=-0.1"),
+    (["optimizer.initial_square_avg=-1"], "optimizer.initial_square_avg=-1"),
+    (["algo.entropy_beta=-0.01"], "algo.entropy_beta=-0.01"),
+    (["algo.max_grad_norm=0"], "algo.max_grad_norm=0"),
+    (["algo=_value_based"], "the algo option chosen is not an algo"),
+    (["env=classic/cartpole", "env.id=NoSuchEnv-v0", "algo=nstep_q"],
+     "unknown gymnasium environment id 'NoSuchEnv-v0'"),
 ])
 def test_impossible_values_are_refused(overrides, fragment):
     with pytest.raises(UserError, match=None) as err:

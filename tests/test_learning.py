@@ -70,3 +70,16 @@ def test_a3c_gaussian_learns_inverted_pendulum(workdir):
     first, last = played[:20], played[-20:]
     assert sum(first) / 20 < 60  # a random Gaussian policy balances ~10-40 steps
     assert sum(last) / 20 >= 200, f"mean of the last 20 episodes: {sum(last) / 20:.1f}"
+
+
+@pytest.mark.slow
+def test_a3c_ff_leaves_the_flat_start_on_pong(workdir):
+    # The learning-pace issue: with the defaults of before (policy layer x0.01, uncentred
+    # input, value weight 0.5, lr 7e-4) the training mean sat at -20.2 for 7M frames. The
+    # first 3M frames of the documented 10M-frame run (lr annealed over 10M as there);
+    # the threshold is set from that run in docs/learning.md.
+    played = train(workdir, ["env=atari/pong", "workers=2", "total_frames=3000000",
+                             "lr_anneal_frames=10000000", "log.tensorboard=false", *QUICK],
+                   3600)
+    last = played[-20:]
+    assert sum(last) / 20 >= PONG_3M_THRESHOLD, f"mean of the last 20: {sum(last) / 20:.1f}"

@@ -23,7 +23,7 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
     if shape is None:
         raise ValueError("observation space has no shape")
     if len(shape) == 3:
-        return ConvTorso(shape, hidden=net_cfg.hidden)
+        return ConvTorso(shape, hidden=net_cfg.hidden, centre_input=net_cfg.centre_input)
     if len(shape) == 1:
         return MLPTorso(shape[0], layers=list(net_cfg.mlp_layers), hidden=net_cfg.hidden)
     raise ValueError(f"no torso for observations of shape {shape}")
@@ -45,4 +45,5 @@ def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space)
         core = LSTMCore(int(torso.output_size), cfg.network.lstm_size)  # type: ignore[arg-type]
     if cfg.algo.name in VALUE_BASED:
         return QNetwork(torso, int(action_space.n), core)
-    return ActorCritic(torso, int(action_space.n), core)
+    return ActorCritic(torso, int(action_space.n), core,
+                       policy_init_scale=cfg.network.policy_init_scale)

@@ -46,13 +46,17 @@ class AgentNetwork(nn.Module):
 class ActorCritic(AgentNetwork):
     """``forward(obs, state) -> (logits (B, A), value (B,), state)`` (paper, Section 4)."""
 
-    def __init__(self, torso: nn.Module, num_actions: int, core: LSTMCore | None = None) -> None:
+    def __init__(self, torso: nn.Module, num_actions: int, core: LSTMCore | None = None,
+                 policy_init_scale: float = 1.0) -> None:
         super().__init__(torso, core)
         self.policy = nn.Linear(self.feature_size, num_actions)
         self.value = nn.Linear(self.feature_size, 1)
-        # a near-uniform first policy: no action is favoured before any learning
+        # torch's default init times policy_init_scale. A small scale gives a near-uniform
+        # first policy, but the policy loss then sends its gradient into the shared torso
+        # through these weights, scaled down as much: on Pong 0.01 left the torso learning
+        # for the value alone (docs/learning.md)
         with torch.no_grad():
-            self.policy.weight.mul_(0.01)
+            self.policy.weight.mul_(policy_init_scale)
             self.policy.bias.zero_()
             self.value.bias.zero_()
 

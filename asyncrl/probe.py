@@ -1,0 +1,325 @@
+"""Learning-speed probe: a short real run, then what the network has learned to see and do.
+
+    asyncrl-probe --frames 600000 --name lr3e-3 lr=3e-3
+    asyncrl-probe --analyse outputs/pong_a3c      # a run that already exists
+
+A long run tells after hours whether a setting learns; the probe tells within minutes
+whether the first steps of learning are under way. It trains through the real CLI (real
+worker processes) for ``--frames`` with the learning rate annealed over ``--horizon``, as
+the first frames of a long run would be, then compares the model at T=0 with the trained
+one on a fixed set of screens played by a seeded random policy:
+
+- entropy: the policy's mean entropy over the screens (uniform: ln |A|);
+- logit spread: how far the policy's (centred) logits differ across screens; a policy that
+  ignores the screen has none;
+- policy share: of the gradient the policy and value losses send into each torso layer,
+  the policy's share (mean norms over segments of the screens' own random play);
+- live units: the share of each ReLU layer's (unit, position) outputs that vary across
+  the screens;
+- score: the mean training score of the run's first and last episodes.
+
+Only actor-critic networks with a discrete policy are probed (A3C with ``network=ff`` or
+``network=lstm``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCREEN_SEED = 20_161_602  # the same screens for every probe of an environment
+SEGMENT_GAP = 20  # random steps between two recorded segments, so screens differ
+SCORE_EPISODES = 20
+
+
+@dataclass
+class Screens:
+    """Segments of random play: obs (S, t_max+1, ...), actions, rewards and terminals (S, t_max)."""
+
+    obs: Any
+    actions: Any
+    rewards: np.ndarray
+    terminals: np.ndarray
+
+
+@dataclass
+class NetworkReading:
+    entropy: float
+    logit_spread: float
+    value_spread: float
+    policy_share: dict[str, float]
+    live_units: dict[str, float]
+
+
+@dataclass
+class ProbeReport:
+    run_dir: str
+    frames: int
+    entropy_uniform: float
+    init: NetworkReading
+    trained: NetworkReading
+    first_score: float | None
+    last_score: float | None
+    episodes: int
+    training_entropy: list[tuple[int, float]]
+
+
+def collect_screens(cfg: Any, segments: int, t_max: int) -> Screens:
+    """``segments`` stretches of t_max steps of a seeded uniformly random policy."""
+    import torch
+
+    from asyncrl.envs import make_env
+
+    env = make_env(cfg.env)
+    rng = np.random.default_rng(SCREEN_SEED)
+    obs, _ = env.reset(seed=SCREEN_SEED)
+    env.action_space.seed(SCREEN_SEED)
+    obs_out = np.zeros((segments, t_max + 1, *np.shape(obs)), dtype=np.asarray(obs).dtype)
+    actions = np.zeros((segments, t_max), dtype=np.int64)
+    rewards = np.zeros((segments, t_max), dtype=np.float32)
+    terminals = np.zeros((segments, t_max), dtype=bool)
+    n_actions = int(env.action_space.n)
+    for s in range(segments):
+        for _ in range(SEGMENT_GAP):
+            obs, _, terminated, truncated, _ = env.step(int(rng.integers(n_actions)))
+            if terminated or truncated:
+                obs, _ = env.reset()
+        for t in range(t_max):
+            obs_out[s, t] = obs
+            action = int(rng.integers(n_actions))
+            obs, reward, terminated, truncated, _ = env.step(action)
+            actions[s, t], rewards[s, t] = action, max(-1.0, min(1.0, float(reward)))
+            # a segment that reaches an episode's end keeps its last state as the bootstrap
+            # observation and treats it as terminal, like the worker does
+            terminals[s, t] = terminated
+            if terminated or truncated:
+                terminals[s, t:] = True
+                obs_out[s, t + 1:] = obs
+                obs, _ = env.reset()
+                break
+        else:
+            obs_out[s, t_max] = obs
+    env.close()
+    return Screens(torch.from_numpy(obs_out), torch.from_numpy(actions), rewards, terminals)
+
+
+def _relu_outputs(model: Any, obs: Any) -> dict[str, Any]:
+    """The output of every ReLU in the torso, named by the layer before it."""
+    import torch
+    from torch import nn
+
+    names: dict[nn.Module, str] = {}
+    previous = "input"
+    for name, module in model.torso.named_modules():
+        if isinstance(module, nn.Conv2d | nn.Linear):
+            previous = name
+        elif isinstance(module, nn.ReLU):
+            names[module] = previous
+    outputs: dict[str, Any] = {}
+    hooks = [module.register_forward_hook(
+        lambda mod, _inp, out: outputs.__setitem__(names[mod], out.detach()))
+        for module in names]
+    try:
+        with torch.no_grad():
+            model.torso(obs)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return outputs
+
+
+def _torso_layers(model: Any) -> dict[str, list[Any]]:
+    from torch import nn
+
+    return {name: list(module.parameters()) for name, module in model.torso.named_modules()
+            if isinstance(module, nn.Conv2d | nn.Linear)}
+
+
+def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
+    """Entropy, logit and value spread, gradient shares and live units on ``screens``."""
+    import torch
+
+    from asyncrl.algos.a3c import a3c_loss
+    from asyncrl.algos.returns import discounted_returns
+
+    first = screens.obs[:, 0]
+    with torch.no_grad():
+        logits, values, _ = model(first)
+        probs = torch.softmax(logits, dim=-1)
+        entropy = float(-(probs * torch.log_softmax(logits, dim=-1)).sum(-1).mean())
+        centred = logits - logits.mean(dim=-1, keepdim=True)
+        logit_spread = float(centred.std(dim=0).mean())
+        value_spread = float(values.std())
+    live = {name: float((out.std(dim=0) > 1e-6).float().mean())
+            for name, out in _relu_outputs(model, first).items()}
+
+    layers = _torso_layers(model)
+    policy_norms = {name: 0.0 for name in layers}
+    value_norms = {name: 0.0 for name in layers}
+    all_params = [p for params in layers.values() for p in params]
+    for s in range(screens.obs.shape[0]):
+        steps = int(np.argmax(screens.terminals[s])) + 1 if screens.terminals[s].any() \
+            else screens.terminals.shape[1]
+        logits, values, _ = model(screens.obs[s, : steps + 1])
+        bootstrap = 0.0 if screens.terminals[s, steps - 1] else float(values[steps].detach())
+        returns = torch.tensor(discounted_returns(list(screens.rewards[s, :steps]),
+                                                  list(screens.terminals[s, :steps]),
+                                                  bootstrap, algo_cfg.gamma))
+        log_probs = torch.log_softmax(logits[:steps], dim=-1)
+        taken = log_probs.gather(1, screens.actions[s, :steps, None]).squeeze(1)
+        entropies = -(log_probs.exp() * log_probs).sum(-1)
+        loss = a3c_loss(taken, entropies, values[:steps], returns, algo_cfg.entropy_beta,
+                        algo_cfg.value_loss_coef)
+        for part, norms in ((loss.policy, policy_norms),
+                            (algo_cfg.value_loss_coef * loss.value, value_norms)):
+            grads = torch.autograd.grad(part, all_params, retain_graph=True, allow_unused=True)
+            index = 0
+            for name, params in layers.items():
+                chunk = grads[index: index + len(params)]
+                index += len(params)
+                norms[name] += math.sqrt(sum(float(g.pow(2).sum()) for g in chunk
+                                             if g is not None))
+    share = {name: policy_norms[name] / (policy_norms[name] + value_norms[name])
+             if policy_norms[name] + value_norms[name] > 0 else float("nan")
+             for name in layers}
+    return NetworkReading(entropy, logit_spread, value_spread, share, live)
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return [row for row in csv.DictReader(handle) if None not in row.values()]
+
+
+def training_curve(run_dir: Path, points: int = 8) -> tuple[list[tuple[int, float]], list[float]]:
+    """The logged policy entropy at ``points`` even stretches of T, and the episode scores."""
+    updates = sorted(_read_csv(run_dir / "updates.csv"), key=lambda r: int(r["frames"]))
+    curve: list[tuple[int, float]] = []
+    if updates and "entropy" in updates[0]:
+        chunks = np.array_split(np.arange(len(updates)), min(points, len(updates)))
+        for chunk in chunks:
+            rows = [updates[i] for i in chunk]
+            curve.append((int(rows[-1]["frames"]),
+                          float(np.mean([float(r["entropy"]) for r in rows]))))
+    episodes = sorted(_read_csv(run_dir / "episodes.csv"), key=lambda r: int(r["frames"]))
+    return curve, [float(r["score"]) for r in episodes]
+
+
+def analyse(run_dir: Path, segments: int) -> ProbeReport:
+    """Read a run directory (its config, checkpoint and CSV files) into a report."""
+    import torch
+    from omegaconf import OmegaConf
+
+    from asyncrl.checkpoint import checkpoint_path, load_checkpoint
+    from asyncrl.config import typed_config
+    from asyncrl.errors import UserError
+    from asyncrl.launcher import build_shared_state
+    from asyncrl.seeding import seed_everything
+
+    torch.set_num_threads(1)
+    payload = load_checkpoint(checkpoint_path(run_dir))
+    cfg = typed_config(OmegaConf.to_container(OmegaConf.create(payload["config"])))
+    if cfg.algo.name != "a3c" or cfg.network.name == "gaussian":
+        raise UserError(f"the probe reads A3C with a softmax policy; {run_dir} trained "
+                        f"algo={cfg.algo.name} network={cfg.network.name}")
+    cfg.workers = 1
+    seed_everything(cfg.seed)  # the same draw as the run's own model at T=0
+    initial = build_shared_state(cfg).model
+    trained = build_shared_state(cfg).model
+    trained.load_state_dict(payload["model"])
+    screens = collect_screens(cfg, segments, int(cfg.algo.t_max))
+    curve, scores = training_curve(run_dir)
+    n_actions = int(initial.policy.out_features)
+    window = min(SCORE_EPISODES, len(scores))
+    return ProbeReport(
+        run_dir=str(run_dir), frames=int(payload["frames"]),
+        entropy_uniform=math.log(n_actions),
+        init=read_network(initial, screens, cfg.algo),
+        trained=read_network(trained, screens, cfg.algo),
+        first_score=float(np.mean(scores[:window])) if window else None,
+        last_score=float(np.mean(scores[-window:])) if window else None,
+        episodes=len(scores), training_entropy=curve)
+
+
+def format_report(report: ProbeReport) -> str:
+    """A small table of the two readings, then the run's scores and entropy curve."""
+    def row(label: str, init: Any, trained: Any, fmt: str = "{:.4g}") -> str:
+        return f"| {label} | {fmt.format(init)} | {fmt.format(trained)} |"
+
+    i, t = report.init, report.trained
+    lines = [f"probe of {report.run_dir} at T={report.frames:,}", "",
+             "| reading | T=0 | trained |", "| --- | ---: | ---: |",
+             row(f"entropy (uniform {report.entropy_uniform:.3f})", i.entropy, t.entropy),
+             row("logit spread across screens", i.logit_spread, t.logit_spread),
+             row("value spread across screens", i.value_spread, t.value_spread)]
+    lines += [row(f"policy share of gradient into {name}", i.policy_share[name],
+                  t.policy_share[name], "{:.3f}") for name in i.policy_share]
+    lines += [row(f"live units after {name}", i.live_units[name], t.live_units[name],
+                  "{:.2f}") for name in i.live_units]
+    first = "n/a" if report.first_score is None else f"{report.first_score:.2f}"
+    last = "n/a" if report.last_score is None else f"{report.last_score:.2f}"
+    lines += ["", f"training score: first {SCORE_EPISODES} episodes {first}, last "
+              f"{SCORE_EPISODES} {last} ({report.episodes} episodes)",
+              "training entropy by T: " + ", ".join(f"{frames / 1e6:.2f}M {value:.3f}"
+                                                     for frames, value in
+                                                     report.training_entropy)]
+    return "\n".join(lines)
+
+
+def train(name: str, frames: int, horizon: int, workers: int, out: Path,
+          overrides: list[str]) -> Path:
+    """The short run, through the real CLI."""
+    run_dir = out / name
+    command = [sys.executable, "-m", "asyncrl", *overrides, f"workers={workers}",
+               f"total_frames={frames}", f"lr_anneal_frames={horizon}", "eval.episodes=0",
+               "log.progress=false", "log.tensorboard=false",
+               f"checkpoint.interval_frames={frames}", f"hydra.run.dir={run_dir}"]
+    print("probe:", " ".join(command[1:]), flush=True)
+    result = subprocess.run(command, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"asyncrl-probe: the run failed (exit {result.returncode})")
+    return run_dir
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="asyncrl-probe",
+        description="Train briefly, then read what the network learned (docs/learning.md).")
+    parser.add_argument("overrides", nargs="*", help="config overrides, as for asyncrl")
+    parser.add_argument("--frames", type=int, default=600_000, help="frames to train")
+    parser.add_argument("--horizon", type=int, default=10_000_000,
+                        help="T at which the lr would reach 0: the long run's total_frames")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--segments", type=int, default=200, help="screens (segments) read")
+    parser.add_argument("--name", default="probe", help="run directory under --out")
+    parser.add_argument("--out", type=Path, default=Path("outputs/probe"))
+    parser.add_argument("--analyse", type=Path, metavar="RUN_DIR",
+                        help="read an existing run instead of training one")
+    args = parser.parse_args(argv)
+    from asyncrl.errors import UserError
+
+    if args.frames <= 0 or args.horizon <= 0 or args.workers < 1 or args.segments < 2:
+        raise SystemExit("asyncrl-probe: --frames, --horizon, --workers and --segments must "
+                         "be positive (--segments at least 2)")
+    try:
+        run_dir = args.analyse or train(args.name, args.frames, args.horizon, args.workers,
+                                        args.out, args.overrides)
+        report = analyse(run_dir, args.segments)
+    except UserError as err:
+        raise SystemExit(f"asyncrl-probe: {err}") from None
+    (run_dir / "probe.json").write_text(json.dumps(asdict(report), indent=1))
+    print(format_report(report))
+
+
+if __name__ == "__main__":
+    main()

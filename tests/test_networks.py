@@ -1,0 +1,48 @@
+"""The actor-critic network's initialisation and input keys."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from gymnasium.spaces import Box, Discrete
+
+from asyncrl.nets import build_model
+from asyncrl.nets.torsos import ConvTorso
+from tests.conftest import compose
+
+
+def test_centred_input_ignores_a_uniform_change_of_brightness():
+    torch.manual_seed(0)
+    torso = ConvTorso((4, 84, 84), centre_input=True)
+    obs = torch.randint(0, 200, (3, 4, 84, 84), dtype=torch.uint8)
+    brighter = obs + 40  # every pixel of every frame 40 grey levels up
+    assert torch.allclose(torso(obs), torso(brighter), atol=1e-5)
+    plain = ConvTorso((4, 84, 84), centre_input=False)
+    plain.load_state_dict(torso.state_dict())
+    assert not torch.allclose(plain(obs), plain(brighter), atol=1e-3)
+
+
+def test_centring_subtracts_each_observations_own_mean():
+    torso = ConvTorso((1, 36, 36), centre_input=True)
+    seen = []
+    torso.conv[0].register_forward_hook(lambda _m, inp, _o: seen.append(inp[0]))
+    obs = torch.stack([torch.full((1, 36, 36), 51, dtype=torch.uint8),
+                       torch.full((1, 36, 36), 204, dtype=torch.uint8)])
+    obs[1, 0, 0, :18] = 0  # half a row dark: mean (204 * 1278) / 1296
+    torso(obs)
+    first_conv_input = seen[0]
+    assert first_conv_input[0].abs().max() < 1e-6  # a flat screen becomes all zeros
+    assert first_conv_input[1, 0, 0, 0].item() == pytest.approx(-204 * 1278 / 1296 / 255)
+    assert first_conv_input.mean(dim=(1, 2, 3)).abs().max() < 1e-6
+
+
+@pytest.mark.parametrize("scale", [0.01, 0.5])
+def test_policy_init_scale_multiplies_the_policy_layers_default_init(scale):
+    spaces = (Box(0, 255, (4, 84, 84)), Discrete(6))
+    torch.manual_seed(3)
+    unit = build_model(compose("network.policy_init_scale=1"), *spaces)
+    torch.manual_seed(3)
+    scaled = build_model(compose(f"network.policy_init_scale={scale}"), *spaces)
+    assert torch.allclose(scaled.policy.weight, scale * unit.policy.weight)
+    assert torch.equal(scaled.value.weight, unit.value.weight)
+    assert scaled.policy.bias.abs().max() == 0 and scaled.value.bias.abs().max() == 0

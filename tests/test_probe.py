@@ -1,0 +1,92 @@
+"""The learning-speed probe: its readings on known networks, and a short probe end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import pytest
+import torch
+
+from asyncrl.nets import build_model
+from asyncrl.probe import analyse, collect_screens, main, read_network
+from tests.conftest import compose
+
+
+@pytest.fixture(scope="module")
+def pong_screens():
+    cfg = compose()
+    return cfg, collect_screens(cfg, segments=24, t_max=5)
+
+
+def pong_model(cfg, scale: float):
+    from gymnasium.spaces import Box, Discrete
+
+    torch.manual_seed(0)
+    cfg.network.policy_init_scale = scale
+    return build_model(cfg, Box(0, 255, (4, 84, 84)), Discrete(6))
+
+
+def test_screens_are_fixed_segments_of_random_play(pong_screens):
+    cfg, screens = pong_screens
+    again = collect_screens(cfg, segments=24, t_max=5)
+    assert screens.obs.shape == (24, 6, 4, 84, 84)
+    assert torch.equal(screens.obs, again.obs)  # the same screens for every probe
+    assert (screens.actions >= 0).all() and (screens.actions < 6).all()
+    firsts = screens.obs[:, 0].float()
+    assert (firsts - firsts.mean(0)).abs().amax() > 0  # the screens differ
+
+
+def test_a_small_policy_layer_starves_the_torso_of_policy_gradient(pong_screens):
+    # the learning-pace issue's first hypothesis, as the probe measures it: the policy's
+    # gradient reaches the torso through the policy layer's weights, scaled as they are
+    cfg, screens = pong_screens
+    small = read_network(pong_model(cfg, 0.01), screens, cfg.algo)
+    full = read_network(pong_model(cfg, 1.0), screens, cfg.algo)
+    assert small.policy_share["fc.0"] < 0.02
+    assert full.policy_share["fc.0"] > 10 * small.policy_share["fc.0"]
+    assert full.logit_spread > 20 * small.logit_spread
+    assert small.entropy == pytest.approx(math.log(6), abs=1e-3)  # uniform to the eye
+    for reading in (small, full):
+        assert set(reading.live_units) == {"conv.0", "conv.2", "fc.0"}
+        assert all(0 < share <= 1 for share in reading.live_units.values())
+
+
+def test_dead_units_are_counted_as_dead(pong_screens):
+    cfg, screens = pong_screens
+    model = pong_model(cfg, 1.0)
+    with torch.no_grad():
+        model.torso.conv[0].bias.fill_(-1e3)  # no first-layer unit can fire
+    reading = read_network(model, screens, cfg.algo)
+    assert reading.live_units["conv.0"] == 0
+    assert reading.policy_share["conv.0"] != reading.policy_share["conv.0"]  # nan: no gradient
+
+
+def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["probe"])
+    main(["--frames", "3000", "--workers", "1", "--segments", "4", "--out", str(tmp_path),
+          "--name", "p", "env.max_episode_frames=800", "log.interval_seconds=0.2"])
+    printed = capsys.readouterr().out
+    assert "| entropy (uniform 1.792) |" in printed and "live units after conv.0" in printed
+    report = json.loads((tmp_path / "p" / "probe.json").read_text())
+    assert report["frames"] >= 3000 and report["episodes"] >= 1
+    # the run's own model at T=0 is rebuilt from its seed, so training changed it
+    assert report["init"]["entropy"] != report["trained"]["entropy"]
+    again = analyse(tmp_path / "p", segments=4)
+    assert again.trained.entropy == pytest.approx(report["trained"]["entropy"])
+
+
+def test_probe_refuses_a_network_it_cannot_read(tmp_path):
+    from omegaconf import OmegaConf
+
+    from asyncrl.checkpoint import save_checkpoint
+
+    cfg = compose("algo=nstep_q")
+    save_checkpoint(tmp_path / "checkpoints" / "last.pt", {
+        "model": {}, "optimizer": {}, "frames": 0, "wall_time": 0.0, "generation": 0,
+        "config": OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)})
+    with pytest.raises(SystemExit, match="the probe reads A3C"):
+        main(["--analyse", str(tmp_path)])
+
