@@ -59,7 +59,10 @@ def prepare_arguments(args: list[str]) -> list[str]:
             a in ("-m", "--multirun") for a in args):
         check_sweep([a for a in args if not a.startswith("-") and "=" in a])
     if any(a in ("-m", "--multirun") for a in args):
-        check_multirun([a for a in args if not a.startswith("-")])
+        words = [a for a in args if not a.startswith("-")]
+        # asyncrl's sweeper records each run that fails its check and goes on; Hydra's
+        # basic sweeper would end in a traceback, so there every value is checked first
+        check_multirun(words, every_value=not any(a.startswith("+sweep=") for a in words))
         return args
     if any(a.startswith("-") for a in args):
         return args  # --help, --cfg ...: Hydra's own business
@@ -90,12 +93,12 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
 MULTIRUN_CHECK_LIMIT = 200  # configs composed to check a multirun's values (~20 ms each)
 
 
-def check_multirun(overrides: Sequence[str]) -> None:
-    """Check each value a multirun will use, as a single run's values are checked.
+def check_multirun(overrides: Sequence[str], every_value: bool = True) -> None:
+    """Check the values a multirun will use, as a single run's values are checked.
 
-    The first value of every swept key gives one config; then each other value of each
-    swept key is checked with the rest at their first. A range the sweeper draws from
-    (``interval(...)``) is the sweeper's to check.
+    The first value of every swept key gives one config; with ``every_value`` each other
+    value of each swept key is then checked with the rest at their first. A range the
+    sweeper draws from (``interval(...)``) is the sweeper's to check.
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -117,8 +120,10 @@ def check_multirun(overrides: Sequence[str]) -> None:
             continue
         swept.append((key, values))
     first = [f"{key}={values[0]}" for key, values in swept if values]
-    configs = [first] + [[f"{k}={v}" if k == key else f"{k}={vs[0]}" for k, vs in swept]
-                         for key, values in swept for v in values[1:]]
+    configs = [first]
+    if every_value:
+        configs += [[f"{k}={v}" if k == key else f"{k}={vs[0]}" for k, vs in swept]
+                    for key, values in swept for v in values[1:]]
     for choice in configs[:MULTIRUN_CHECK_LIMIT]:
         validate(compose_config([*fixed, *choice], as_object=True))
 

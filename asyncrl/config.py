@@ -382,7 +382,7 @@ def validate(cfg: Any) -> None:
         raise UserError("eval.episodes must be 0 or more")
     # combinations before the environment's own checks: a missing TORCS or GL library must
     # not hide a mistake the user can fix on the command line
-    _validate_gym_id(cfg.env)
+    _validate_env_exists(cfg.env)
     _validate_combination(cfg)
     _validate_env(cfg.env)
 
@@ -506,8 +506,13 @@ def _episode_step_limit(env: Any) -> int | None:
     return None if limit is None else int(limit)
 
 
-def _validate_gym_id(env: Any) -> None:
-    """A gymnasium id must exist before its action space can be looked at."""
+def _validate_env_exists(env: Any) -> None:
+    """What the combination checks need: a gymnasium id that exists (its action space is
+    looked at), and for pixel tasks a renderer (importing dm_control needs one)."""
+    if env.family == "mujoco_pixels":
+        from asyncrl.envs.dm_pixels import check_headless_rendering
+
+        check_headless_rendering()
     if env.family not in ("gym", "mujoco"):
         return
     import gymnasium as gym
@@ -540,10 +545,7 @@ def _validate_env(env: Any) -> None:
 
         validate_torcs(env)
     elif env.family == "mujoco_pixels":
-        from asyncrl.envs.dm_pixels import check_headless_rendering
-
-        check_headless_rendering()  # first: a broken GL setting breaks importing dm_control
-        from dm_control import suite
+        from dm_control import suite  # after check_headless_rendering, in _validate_env_exists
 
         if (env.domain, env.task) not in suite.ALL_TASKS:
             raise UserError(f"dm_control's suite has no task '{env.domain}/{env.task}'")

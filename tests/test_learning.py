@@ -72,14 +72,19 @@ def test_a3c_gaussian_learns_inverted_pendulum(workdir):
     assert sum(last) / 20 >= 200, f"mean of the last 20 episodes: {sum(last) / 20:.1f}"
 
 
+# Measured (docs/learning.md): with the defaults of before (policy layer x0.01, uncentred
+# input, value weight 0.5) the training mean sat at -20.2 for 7M frames; with today's the
+# documented run's episodes averaged -13.6 between 4.5M and 5M frames.
+PONG_FRAMES, PONG_THRESHOLD, PONG_EPISODES = 5_000_000, -18.0, 50
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(3900)  # ~30 minutes on 2 idle cores
 def test_a3c_ff_leaves_the_flat_start_on_pong(workdir):
-    # The learning-pace issue: with the defaults of before (policy layer x0.01, uncentred
-    # input, value weight 0.5, lr 7e-4) the training mean sat at -20.2 for 7M frames. The
-    # first 3M frames of the documented 10M-frame run (lr annealed over 10M as there);
-    # the threshold is set from that run in docs/learning.md.
-    played = train(workdir, ["env=atari/pong", "workers=2", "total_frames=3000000",
+    # the first 5M frames of the documented 10M-frame run: lr annealed over 10M as there
+    played = train(workdir, ["env=atari/pong", "workers=2", f"total_frames={PONG_FRAMES}",
                              "lr_anneal_frames=10000000", "log.tensorboard=false", *QUICK],
                    3600)
-    last = played[-20:]
-    assert sum(last) / 20 >= PONG_3M_THRESHOLD, f"mean of the last 20: {sum(last) / 20:.1f}"
+    last = played[-PONG_EPISODES:]
+    mean = sum(last) / len(last)
+    assert mean >= PONG_THRESHOLD, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
