@@ -583,4 +583,13 @@ def typed_config(data: dict[str, Any]) -> Any:
         if schema is None:
             raise UserError(f"saved config has an unknown {group} '{node.get(key)}'")
         base[group] = OmegaConf.structured(schema)
-    return OmegaConf.merge(base, data)
+    return OmegaConf.merge(base, _saved_before_centring(data))
+
+
+def _saved_before_centring(data: dict[str, Any]) -> dict[str, Any]:
+    """A run saved before ``network.centre_input`` existed trained on uncentred input: it
+    must resume on that, not on today's default."""
+    network = data.get("network") or {}
+    if network.get("name") in ("ff", "lstm") and "centre_input" not in network:
+        return {**data, "network": {**network, "centre_input": False}}
+    return data

@@ -46,3 +46,15 @@ def test_policy_init_scale_multiplies_the_policy_layers_default_init(scale):
     assert torch.allclose(scaled.policy.weight, scale * unit.policy.weight)
     assert torch.equal(scaled.value.weight, unit.value.weight)
     assert scaled.policy.bias.abs().max() == 0 and scaled.value.bias.abs().max() == 0
+
+
+def test_a_run_saved_before_centring_resumes_uncentred():
+    from omegaconf import OmegaConf
+
+    from asyncrl.config import typed_config
+
+    saved = OmegaConf.to_container(OmegaConf.structured(compose()), resolve=True)
+    assert saved["network"]["centre_input"] is True
+    assert typed_config(saved).network.centre_input is True
+    del saved["network"]["centre_input"]  # as written before the key existed
+    assert typed_config(saved).network.centre_input is False
