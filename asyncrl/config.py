@@ -39,6 +39,7 @@ class A3CConfig:
     value_loss_coef: float = 0.25
     max_grad_norm: float = 40.0
     episode_updates: bool = False
+    default_lr: float = 7e-4
 
 
 @dataclass
@@ -53,6 +54,7 @@ class ValueBasedConfig:
     epsilon_probabilities: list[float] = field(default_factory=lambda: [0.4, 0.3, 0.3])
     epsilon_anneal_frames: int = 4_000_000
     eval_epsilon: float = 0.05
+    default_lr: float = 7e-4
 
 
 @dataclass
@@ -88,7 +90,7 @@ class DomainDefaults:
 
     a3c_entropy_beta: float = 0.01
     a3c_episode_updates: bool = False
-    default_lr: float = 7e-4     # the run's lr unless lr= is given
+    a3c_default_lr: float = 7e-4  # A3C's lr unless lr= is given
     sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
     sweep_lr_high: float = 1e-2
 

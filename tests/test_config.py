@@ -77,11 +77,13 @@ def test_defaults_the_paper_leaves_open_are_the_measured_ones():
     assert (cfg.lr, cfg.algo.value_loss_coef) == (7e-3, 0.25)
     assert (cfg.network.policy_init_scale, cfg.network.centre_input) == (1.0, True)
     assert cfg.optimizer.eps == 0.1
-    # the lr is the domain's unless given: the Atari probes say nothing about other domains
+    # A3C's lr on Atari only: the probes say nothing of other domains, and n-step Q on Pong
+    # stayed flat with it
     assert compose("env=classic/cartpole").lr == 7e-4
     assert compose("env=maze/small").lr == 7e-4
+    assert compose("algo=nstep_q").lr == compose("algo=one_step_q").lr == 7e-4
     assert compose("lr=1e-3").lr == 1e-3
-    assert compose("env.default_lr=2e-3").lr == 2e-3
+    assert compose("env.a3c_default_lr=2e-3").lr == 2e-3
 
 
 def test_the_settings_of_before_stay_reachable_by_override():
