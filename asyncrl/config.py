@@ -362,10 +362,10 @@ def validate(cfg: Any) -> None:
         raise UserError(f"lr_anneal_frames={cfg.lr_anneal_frames}: must be a positive number "
                         "of frames, or null to anneal over total_frames")
     scale = getattr(cfg.network, "policy_init_scale", 1.0)
-    if not 0 < scale < float("inf"):
+    if not _positive_finite(scale):
         raise UserError(f"network.policy_init_scale={scale}: must be positive and finite")
     coef = getattr(cfg.algo, "value_loss_coef", 1.0)
-    if not 0 < coef < float("inf"):
+    if not _positive_finite(coef):
         raise UserError(f"algo.value_loss_coef={coef}: must be positive and finite")
     if cfg.serial and cfg.workers != 1:
         raise UserError(f"serial=true runs one worker in-process; got workers={cfg.workers}")

@@ -17,6 +17,8 @@ def read_columns(path: Path, columns: list[str]) -> dict[str, list[float]]:
         return out
     with path.open(newline="") as handle:
         for row in csv.DictReader(handle):
+            if any(row.get(c) in (None, "") for c in columns):
+                continue  # a line a live run is still writing
             for c in columns:
                 out[c].append(float(row[c]))
     return out

@@ -25,7 +25,7 @@ Only actor-critic networks with a discrete policy are probed (A3C with ``network
 from __future__ import annotations
 
 import argparse
-import csv
+import copy
 import json
 import math
 import subprocess
@@ -151,11 +151,11 @@ def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
     from asyncrl.algos.a3c import a3c_loss
     from asyncrl.algos.returns import discounted_returns
 
+    distribution = model.distribution
     first = screens.obs[:, 0]
     with torch.no_grad():
         logits, values, _ = model(first)
-        probs = torch.softmax(logits, dim=-1)
-        entropy = float(-(probs * torch.log_softmax(logits, dim=-1)).sum(-1).mean())
+        entropy = float(distribution.entropy(logits).mean())
         centred = logits - logits.mean(dim=-1, keepdim=True)
         logit_spread = float(centred.std(dim=0).mean())
         value_spread = float(values.std())
@@ -174,11 +174,9 @@ def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
         returns = torch.tensor(discounted_returns(list(screens.rewards[s, :steps]),
                                                   list(screens.terminals[s, :steps]),
                                                   bootstrap, algo_cfg.gamma))
-        log_probs = torch.log_softmax(logits[:steps], dim=-1)
-        taken = log_probs.gather(1, screens.actions[s, :steps, None]).squeeze(1)
-        entropies = -(log_probs.exp() * log_probs).sum(-1)
-        loss = a3c_loss(taken, entropies, values[:steps], returns, algo_cfg.entropy_beta,
-                        algo_cfg.value_loss_coef)
+        loss = a3c_loss(distribution.log_prob(logits[:steps], screens.actions[s, :steps]),
+                        distribution.entropy(logits[:steps]), values[:steps], returns,
+                        algo_cfg.entropy_beta, algo_cfg.value_loss_coef)
         for part, norms in ((loss.policy, policy_norms),
                             (algo_cfg.value_loss_coef * loss.value, value_norms)):
             grads = torch.autograd.grad(part, all_params, retain_graph=True, allow_unused=True)
@@ -194,25 +192,19 @@ def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
     return NetworkReading(entropy, logit_spread, value_spread, share, live)
 
 
-def _read_csv(path: Path) -> list[dict[str, str]]:
-    if not path.is_file():
-        return []
-    with path.open(newline="") as handle:
-        return [row for row in csv.DictReader(handle) if None not in row.values()]
-
-
 def training_curve(run_dir: Path, points: int = 8) -> tuple[list[tuple[int, float]], list[float]]:
     """The logged policy entropy at ``points`` even stretches of T, and the episode scores."""
-    updates = sorted(_read_csv(run_dir / "updates.csv"), key=lambda r: int(r["frames"]))
-    curve: list[tuple[int, float]] = []
-    if updates and "entropy" in updates[0]:
-        chunks = np.array_split(np.arange(len(updates)), min(points, len(updates)))
-        for chunk in chunks:
-            rows = [updates[i] for i in chunk]
-            curve.append((int(rows[-1]["frames"]),
-                          float(np.mean([float(r["entropy"]) for r in rows]))))
-    episodes = sorted(_read_csv(run_dir / "episodes.csv"), key=lambda r: int(r["frames"]))
-    return curve, [float(r["score"]) for r in episodes]
+    from asyncrl.plots import read_columns
+
+    updates = read_columns(run_dir / "updates.csv", ["frames", "entropy"])
+    order = np.argsort(updates["frames"], kind="stable")
+    frames, entropy = np.asarray(updates["frames"])[order], np.asarray(updates["entropy"])[order]
+    curve = [(int(frames[chunk[-1]]), float(entropy[chunk].mean()))
+             for chunk in np.array_split(np.arange(len(frames)), max(1, min(points, len(frames))))
+             if len(chunk)]
+    episodes = read_columns(run_dir / "episodes.csv", ["frames", "score"])
+    order = np.argsort(episodes["frames"], kind="stable")
+    return curve, [float(episodes["score"][i]) for i in order]
 
 
 def analyse(run_dir: Path, segments: int) -> ProbeReport:
@@ -235,7 +227,7 @@ def analyse(run_dir: Path, segments: int) -> ProbeReport:
     cfg.workers = 1
     seed_everything(cfg.seed)  # the same draw as the run's own model at T=0
     initial = build_shared_state(cfg).model
-    trained = build_shared_state(cfg).model
+    trained = copy.deepcopy(initial)
     trained.load_state_dict(payload["model"])
     screens = collect_screens(cfg, segments, int(cfg.algo.t_max))
     curve, scores = training_curve(run_dir)

@@ -56,8 +56,8 @@ class ConvTorso(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         scaled = obs.float() * (1.0 / 255.0)
-        if self.centre_input:
-            scaled = scaled - scaled.mean(dim=(-3, -2, -1), keepdim=True)
+        if self.centre_input:  # in place: scaled is this call's own tensor
+            scaled.sub_(scaled.mean(dim=(-3, -2, -1), keepdim=True))
         return self.fc(self.conv(scaled))
 
 
