@@ -7,8 +7,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from asyncrl.errors import UserError
 
 FORMAT_VERSION = 1
@@ -21,6 +19,8 @@ def checkpoint_path(run_dir: Path) -> Path:
 
 def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
     """Write ``payload`` so that ``path`` holds either the old file or the whole new one."""
+    import torch  # here, not at the top: the CLI checks a command line without torch
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -36,6 +36,8 @@ def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """Read a checkpoint; a missing, truncated or foreign file raises UserError."""
+    import torch
+
     path = Path(path)
     if not path.is_file():
         raise UserError(f"no checkpoint at {path}")
@@ -50,3 +52,14 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise UserError(f"checkpoint {path} has format {payload['format']}, "
                         f"this asyncrl reads {FORMAT_VERSION}")
     return payload
+
+
+def load_model_weights(model: Any, state: dict[str, Any], path: Path) -> None:
+    """``model.load_state_dict(state)``; weights of another shape or name -> UserError."""
+    try:
+        model.load_state_dict(state)
+    except (RuntimeError, KeyError, TypeError) as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        detail = lines[1] if len(lines) > 1 else (lines[0] if lines else type(exc).__name__)
+        raise UserError(f"checkpoint {path} does not fit the network its config builds "
+                        f"({detail.rstrip('.')})") from None

@@ -7,10 +7,12 @@ nothing on disk.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +32,18 @@ log = logging.getLogger("asyncrl")
 RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "stall_seconds",
                   "log.", "eval.", "checkpoint.", "sweep")  # sweep: a preset of the sweeper only
 EXIT_USER_ERROR = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = (130, 143)  # SIGINT, SIGTERM
 
 _exit_code = 0
 
 
 def main() -> None:
     """Console entry point of ``asyncrl`` and ``python -m asyncrl``."""
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        from asyncrl.usage import USAGE
+
+        print(USAGE, end="")
+        sys.exit(0)
     register_schemas()
     try:
         sys.argv = [sys.argv[0], *prepare_arguments(sys.argv[1:])]
@@ -53,8 +60,24 @@ def _fail(err: UserError) -> None:
     sys.exit(EXIT_USER_ERROR)
 
 
+FRAMES_IN_E_NOTATION = re.compile(r"^([\w.]*frames)=(\d+(?:\.\d+)?[eE]\+?\d+)$")
+
+
+def whole_frame_counts(args: list[str]) -> list[str]:
+    """``total_frames=1e6`` -> ``total_frames=1000000``: frame counts are integers, and a
+    count written in e-notation means a whole number (a fraction is still refused)."""
+    out = []
+    for arg in args:
+        match = FRAMES_IN_E_NOTATION.match(arg)
+        if match and float(match.group(2)).is_integer():
+            arg = f"{match.group(1)}={int(float(match.group(2)))}"
+        out.append(arg)
+    return out
+
+
 def prepare_arguments(args: list[str]) -> list[str]:
     """Check a single run's command line; add what resuming needs. Flags pass through."""
+    args = whole_frame_counts(args)
     if any(a.startswith("+sweep=") for a in args) and any(
             a in ("-m", "--multirun") for a in args):
         check_sweep([a for a in args if not a.startswith("-") and "=" in a])
@@ -65,15 +88,52 @@ def prepare_arguments(args: list[str]) -> list[str]:
         check_multirun(words, every_value=not any(a.startswith("+sweep=") for a in words))
         return args
     if any(a.startswith("-") for a in args):
-        return args  # --help, --cfg ...: Hydra's own business
+        if any(a in ("--cfg", "-c") for a in args) and "--resolve" not in args:
+            # unresolved, the config shows ${asyncrl.cpus:} for workers and
+            # ${algo.default_lr} for lr: the values a run would use are what one asks for
+            args = [*args, "--resolve"]
+        return args  # --cfg, --hydra-help ...: Hydra's own business
     overrides = [a for a in args if not a.startswith(("hydra.", "hydra/"))]
     resume = _resume_dir(overrides)
     if resume is None:
         validate(compose_config(overrides, as_object=True))
-        return args
+        return claim_run_dir(args)
     cfg, _ = resumed_config(resume, overrides)
     validate(OmegaConf.to_object(cfg))
     return [*args, f"hydra.run.dir={resume}", "hydra.output_subdir=null"]
+
+
+RUN_FILES = ("status.json", "episodes.csv", "checkpoints/last.pt")  # a run was here
+
+
+def claim_run_dir(args: list[str]) -> list[str]:
+    """Give a new run a directory no other run uses.
+
+    A directory named with ``hydra.run.dir=`` that already holds a run is refused (Hydra
+    would reuse it: the checkpoint overwritten, a second run appended to the CSVs). Without
+    it, ``outputs/DATE/TIME`` is made here with an exclusive mkdir, so two runs started in
+    the same second get ``TIME`` and ``TIME-2``.
+    """
+    given = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
+    if given is not None:
+        run_dir = Path(given)
+        found = [name for name in RUN_FILES if (run_dir / name).exists()]
+        if found:
+            raise UserError(f"{run_dir} already holds a run ({found[0]}); continue it with "
+                            f"resume={run_dir}, or choose another hydra.run.dir")
+        return args
+    now = datetime.now()
+    day = Path("outputs") / now.strftime("%Y-%m-%d")
+    day.mkdir(parents=True, exist_ok=True)
+    stamp = now.strftime("%H-%M-%S")
+    for suffix in itertools.count(1):
+        run_dir = day / (stamp if suffix == 1 else f"{stamp}-{suffix}")
+        try:
+            run_dir.mkdir()
+        except FileExistsError:
+            continue
+        return [*args, f"hydra.run.dir={run_dir}"]
+    raise AssertionError("unreachable")
 
 
 def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
@@ -230,7 +290,7 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
     if cfg.resume:
         run_dir = Path(cfg.resume)
         cfg, payload = resumed_config(run_dir, overrides)
-        log.info("resuming %s from T=%d", run_dir, payload["frames"])
+        log.info("resuming %s from T=%s", run_dir, f"{payload['frames']:,}")
     train_cfg = OmegaConf.to_object(cfg)
     validate(train_cfg)
     return Launcher(train_cfg, run_dir, payload).run()
@@ -248,6 +308,6 @@ def _hydra_entry(cfg: DictConfig) -> None:
             raise
         _fail(err)
         return
-    if multirun and code == EXIT_INTERRUPTED:
+    if multirun and code in EXIT_INTERRUPTED:
         raise KeyboardInterrupt  # Ctrl-C stops the whole sweep, after this run's checkpoint
     _exit_code = max(_exit_code, code)

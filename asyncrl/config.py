@@ -24,6 +24,34 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+WORKERS_PER_CORE = 8         # more only queue for the cores; 16 on a 2-core machine
+WORKER_MEMORY_BYTES = 450e6  # one Atari worker's resident memory, measured (~415 MB)
+
+
+def available_memory() -> float | None:
+    """Bytes the kernel says new processes can still get (MemAvailable), if it says."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def worker_limit() -> tuple[int, str]:
+    """The most worker processes this machine can hold, and what bounds it."""
+    cores = usable_cpus()
+    limit, why = WORKERS_PER_CORE * cores, f"{WORKERS_PER_CORE} per core on {cores} cores"
+    memory = available_memory()
+    if memory is not None and memory // WORKER_MEMORY_BYTES < limit:
+        limit = max(1, int(memory // WORKER_MEMORY_BYTES))
+        why = (f"{memory / 2**30:.1f} GiB of memory available, "
+               f"~{WORKER_MEMORY_BYTES / 1e9:.2f} GB per worker")
+    return limit, why
+
+
 if not OmegaConf.has_resolver("asyncrl.cpus"):
     OmegaConf.register_new_resolver("asyncrl.cpus", usable_cpus)
 
@@ -91,6 +119,7 @@ class DomainDefaults:
     a3c_entropy_beta: float = 0.01
     a3c_episode_updates: bool = False
     a3c_default_lr: float = 7e-4  # A3C's lr unless lr= is given
+    default_total_frames: int = 40_000_000  # total_frames unless given
     sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
     sweep_lr_high: float = 1e-2
 
@@ -212,6 +241,7 @@ class FFNetworkConfig:
     mlp_layers: list[int] = field(default_factory=lambda: [64, 64])
     policy_init_scale: float = 1.0
     centre_input: bool = True
+    mlp_activation: str = "tanh"
 
 
 @dataclass
@@ -345,6 +375,10 @@ def validate(cfg: Any) -> None:
                             f"keys); choose one of {', '.join(sorted(SCHEMAS[group]))}")
     if cfg.workers < 1:
         raise UserError(f"workers={cfg.workers}: need at least 1 worker process")
+    limit, why = worker_limit()
+    if cfg.workers > limit:
+        raise UserError(f"workers={cfg.workers}: this machine holds at most {limit} "
+                        f"({why})")
     if cfg.total_frames <= 0:
         raise UserError(f"total_frames={cfg.total_frames}: must be a positive number of frames")
     if not _positive_finite(cfg.lr):
@@ -361,6 +395,9 @@ def validate(cfg: Any) -> None:
     if cfg.lr_anneal_frames is not None and cfg.lr_anneal_frames <= 0:
         raise UserError(f"lr_anneal_frames={cfg.lr_anneal_frames}: must be a positive number "
                         "of frames, or null to anneal over total_frames")
+    activation = getattr(cfg.network, "mlp_activation", "relu")
+    if activation not in ("relu", "tanh"):
+        raise UserError(f"network.mlp_activation={activation}: choose relu or tanh")
     scale = getattr(cfg.network, "policy_init_scale", 1.0)
     if not _positive_finite(scale):
         raise UserError(f"network.policy_init_scale={scale}: must be positive and finite")
@@ -433,16 +470,20 @@ def _validate_combination(cfg: Any) -> None:
     """Pairs of choices that each compose but cannot work together."""
     value_based = cfg.algo.name in VALUE_BASED
     gaussian = cfg.network.name == "gaussian"
+    continuous = _has_continuous_actions(cfg.env)
+    # the environment's actions first: with env=mujoco/... the network is the env's choice
+    # (gaussian), and blaming it would send the user to a second error. TORCS has both kinds
+    # of action, and the network picks which
+    if continuous and value_based and cfg.env.family != "torcs":
+        fix = "algo=a3c" if gaussian else "algo=a3c network=gaussian"
+        raise UserError(f"{_env_name(cfg.env)} has continuous actions, but algo={cfg.algo.name} "
+                        f"picks the best of finitely many; use {fix} (a Gaussian policy)")
     if value_based and gaussian:
         raise UserError(f"algo={cfg.algo.name} needs one Q-value per discrete action, which "
-                        "network=gaussian does not give; use network=ff or network=lstm, or "
-                        "algo=a3c for a Gaussian policy")
-    continuous = _has_continuous_actions(cfg.env)
+                        "network=gaussian does not give; use network=ff or network=lstm")
     if continuous and not gaussian:
-        what = (f"algo={cfg.algo.name} picks the best of finitely many actions"
-                if value_based else f"network={cfg.network.name} has a softmax policy")
-        raise UserError(f"{_env_name(cfg.env)} has continuous actions, but {what}; use "
-                        "algo=a3c network=gaussian")
+        raise UserError(f"{_env_name(cfg.env)} has continuous actions, but "
+                        f"network={cfg.network.name} has a softmax policy; use network=gaussian")
     if gaussian and not continuous:
         raise UserError(f"network=gaussian draws continuous actions, but {_env_name(cfg.env)} "
                         "has discrete ones; use network=ff or network=lstm")
@@ -585,13 +626,18 @@ def typed_config(data: dict[str, Any]) -> Any:
         if schema is None:
             raise UserError(f"saved config has an unknown {group} '{node.get(key)}'")
         base[group] = OmegaConf.structured(schema)
-    return OmegaConf.merge(base, _saved_before_centring(data))
+    return OmegaConf.merge(base, _with_keys_added_since(data))
 
 
-def _saved_before_centring(data: dict[str, Any]) -> dict[str, Any]:
-    """A run saved before ``network.centre_input`` existed trained on uncentred input: it
-    must resume on that, not on today's default."""
+# keys added to the network since runs were first saved, with the value those runs used
+# (today's default differs): a saved run resumes on what it trained with
+NETWORK_KEYS_ADDED = {"centre_input": False, "mlp_activation": "relu"}
+
+
+def _with_keys_added_since(data: dict[str, Any]) -> dict[str, Any]:
+    """A run saved before a key of ``NETWORK_KEYS_ADDED`` existed gets that key's old value."""
     network = data.get("network") or {}
-    if network.get("name") in ("ff", "lstm") and "centre_input" not in network:
-        return {**data, "network": {**network, "centre_input": False}}
-    return data
+    if network.get("name") not in ("ff", "lstm"):
+        return data
+    missing = {k: v for k, v in NETWORK_KEYS_ADDED.items() if k not in network}
+    return {**data, "network": {**network, **missing}} if missing else data

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console
 from rich.live import Live
@@ -49,16 +51,44 @@ class LiveDisplay:
         self.title = title
         self.enabled = enabled and sys.stdout.isatty()
         self._live: Live | None = None
+        self._moved: list[tuple[logging.StreamHandler[Any], Any]] = []
+
+    @property
+    def live(self) -> bool:
+        return self._live is not None
 
     def __enter__(self) -> LiveDisplay:
         if self.enabled:
             self._live = Live(Table(), console=Console(), refresh_per_second=2, transient=False)
             self._live.__enter__()
+            self._print_logs_above_the_panel()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._live is not None:
+            for handler, stream in self._moved:
+                handler.setStream(stream)
+            self._moved = []
             self._live.__exit__(None, None, None)
+            self._live = None
+
+    def _print_logs_above_the_panel(self) -> None:
+        """Point the console's log handlers at rich's stand-ins for stdout and stderr.
+
+        Hydra's handler holds the terminal's own stream, written before the panel existed: a
+        line written there under the live panel moves the screen, and each later refresh
+        leaves a copy of the panel's top lines behind. Through rich's stand-in the line is
+        printed above the panel instead.
+        """
+        self._moved: list[tuple[logging.StreamHandler[Any], Any]] = []
+        proxies = {id(sys.__stdout__): sys.stdout, id(sys.__stderr__): sys.stderr}
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.FileHandler) or not isinstance(
+                    handler, logging.StreamHandler):
+                continue
+            proxy = proxies.get(id(handler.stream))
+            if proxy is not None and proxy is not handler.stream:
+                self._moved.append((handler, handler.setStream(proxy)))
 
     def show(self, p: Progress) -> None:
         if self._live is None:

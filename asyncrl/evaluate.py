@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -23,7 +24,8 @@ from torch import nn
 
 from asyncrl import messages
 from asyncrl.algos import build_algorithm
-from asyncrl.checkpoint import checkpoint_path, load_checkpoint
+from asyncrl.checkpoint import checkpoint_path, load_checkpoint, load_model_weights
+from asyncrl.child_output import route_child_output
 from asyncrl.config import typed_config
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
@@ -99,9 +101,11 @@ class Evaluator:
         self.env.close()
 
 
-def evaluator_process(cfg: Any, shared: SharedState, outbox: Any) -> None:
+def evaluator_process(cfg: Any, shared: SharedState, outbox: Any,
+                      output_file: str | None = None) -> None:
     """Entry point of the evaluator process; it runs beside the workers at a lower priority."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    route_child_output(outbox, "evaluator", output_file)
     torch.set_num_threads(1)
     with contextlib.suppress(OSError):
         os.nice(5)  # training comes first on a machine with as many workers as cores
@@ -129,9 +133,45 @@ def load_policy(source: Path) -> tuple[Any, nn.Module, dict[str, Any]]:
     cfg = OmegaConf.to_object(typed_config(payload["config"]))
     env = make_env(cfg.env)  # type: ignore[union-attr]
     model = build_model(cfg, env.observation_space, env.action_space)
-    model.load_state_dict(payload["model"])
+    load_model_weights(model, payload["model"], path)
     env.close()
     return cfg, model, payload
+
+
+VIDEO_NEEDS = {".gif": None, ".mp4": "imageio_ffmpeg", ".webm": "imageio_ffmpeg"}
+
+
+def check_outputs(args: argparse.Namespace, run_dir: Path) -> tuple[Path | None, Path]:
+    """Where the video and the scores go, refused before any episode is played.
+
+    A bare file name (``--video pong.gif``) goes into the run directory, not wherever the
+    command happens to run (often a git checkout).
+    """
+    video = args.video
+    if video is not None:
+        suffix = video.suffix.lower()
+        if suffix not in VIDEO_NEEDS:
+            raise UserError(f"--video {video}: write a {' or '.join(VIDEO_NEEDS)} file")
+        module = VIDEO_NEEDS[suffix]
+        if module is not None and importlib.util.find_spec(module) is None:
+            raise UserError(f"--video {video}: {suffix} needs {module.replace('_', '-')} "
+                            f"(pip install {module.replace('_', '-')}); .gif needs nothing more")
+        if video.parent == Path("."):
+            video = run_dir / video
+        _check_writable(video, "--video")
+    out = args.output or run_dir / "evaluation.json"
+    _check_writable(out, "--output")
+    return video, out
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    if path.is_dir():
+        raise UserError(f"{flag} {path}: is a directory; give a file name")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the video's folders are made; the first one that exists
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {path}: cannot write into {folder}")
 
 
 def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
@@ -175,25 +215,33 @@ def evaluate(args: argparse.Namespace) -> int:
         raise UserError(f"--episodes {args.episodes}: need at least 1 episode")
     if not args.source.exists():
         raise UserError(f"no run directory or checkpoint at {args.source}")
+    run_dir = args.source if args.source.is_dir() else args.source.parent.parent
+    video, out = check_outputs(args, run_dir)
     torch.set_num_threads(1)
     cfg, model, payload = load_policy(args.source)
-    env = make_env(cfg.env, render_mode="rgb_array" if args.video else None,
+    env = make_env(cfg.env, render_mode="rgb_array" if video else None,
                    evaluation=True)
     env.reset(seed=args.seed)
+    if video is not None:
+        try:  # a renderer that is missing shows at the first frame: find out before playing
+            env.render()
+        except gym.error.DependencyNotInstalled as exc:
+            env.close()
+            raise UserError(f"--video: this environment cannot draw frames here: "
+                            f"{str(exc).splitlines()[0]}") from None
     algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(args.seed))
     max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
     scores = []
     for episode in range(args.episodes):
-        frames: list[Any] | None = [] if args.video and episode == 0 else None
+        frames: list[Any] | None = [] if video and episode == 0 else None
         scores.append(play_episode(model, algorithm, env, max_steps, frames))
         print(f"episode {episode + 1}/{args.episodes}: score {scores[-1]:g}")
-        if frames is not None:
-            write_video(frames, args.video)
-            print(f"video of episode 1: {args.video}")
+        if frames is not None and video is not None:
+            write_video(frames, video)
+            print(f"video of episode 1: {video}")
     mean = sum(scores) / len(scores)
     print(f"mean score over {len(scores)} episodes: {mean:g} (checkpoint at T={payload['frames']})")
-    run_dir = args.source if args.source.is_dir() else args.source.parent.parent
-    out = args.output or run_dir / "evaluation.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"frames": payload["frames"], "scores": scores, "mean": mean},
                               indent=2) + "\n")
     return 0

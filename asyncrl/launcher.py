@@ -22,10 +22,12 @@ from omegaconf import OmegaConf
 
 from asyncrl import messages, run_status
 from asyncrl.algos import ALGORITHMS
-from asyncrl.checkpoint import checkpoint_path, save_checkpoint
+from asyncrl.checkpoint import checkpoint_path, load_model_weights, save_checkpoint
+from asyncrl.child_output import CHILD_OUTPUT_FILE
 from asyncrl.config import env_label
 from asyncrl.display import LiveDisplay, Progress
 from asyncrl.envs import make_env
+from asyncrl.errors import UserError
 from asyncrl.evaluate import Evaluator, evaluator_process
 from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer
@@ -43,7 +45,7 @@ JOIN_TIMEOUT_S = 15.0
 PROGRESS_LOG_EVERY_S = 30.0
 STARTUP_GRACE_S = 120.0
 
-EXIT_OK, EXIT_FAILED, EXIT_DIVERGED, EXIT_INTERRUPTED = 0, 1, 3, 130
+EXIT_OK, EXIT_FAILED, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 3, 130, 143
 
 
 class RunDiverged(Exception):
@@ -64,6 +66,7 @@ class Supervision:
     # slot -> (its frame count, when that count last changed, whether it ever changed)
     progress: dict[int, tuple[int, float, bool]] = field(default_factory=dict)
     evaluator: Any = None
+    evaluator_restarts: int = 0
 
 
 def config_container(cfg: Any) -> dict[str, Any]:
@@ -101,11 +104,17 @@ class Launcher:
         self._shutting_down = False
 
     def _restore(self, payload: dict[str, Any]) -> None:
-        self.shared.model.load_state_dict(payload["model"])
-        for note in self.shared.optimizer.load_state_dict(payload["optimizer"]):
+        load_model_weights(self.shared.model, payload["model"],
+                           checkpoint_path(self.run_dir))
+        try:
+            notes = self.shared.optimizer.load_state_dict(payload["optimizer"])
+        except ValueError as error:
+            raise UserError(f"checkpoint {checkpoint_path(self.run_dir)}: {error}") from None
+        for note in notes:
             log.warning("resume: %s", note)
         if self.shared.target is not None:
-            self.shared.target.load_state_dict(payload.get("target") or payload["model"])
+            load_model_weights(self.shared.target, payload.get("target") or payload["model"],
+                               checkpoint_path(self.run_dir))
             assert self.shared.target_epoch is not None
             self.shared.target_epoch[0] = int(payload.get("target_epoch", 0))
         self.shared.base_frames = int(payload["frames"])
@@ -120,11 +129,17 @@ class Launcher:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(OmegaConf.create(config_container(self.cfg)), self.run_dir / "config.yaml")
         self.recorder = Recorder(self.run_dir, self.cfg.log.tensorboard, self.cfg.log.score_window,
-                                 [*ALGORITHMS[self.cfg.algo.name].metrics, *LOOP_METRICS])
+                                 [*ALGORITHMS[self.cfg.algo.name].metrics, *LOOP_METRICS],
+                                 resume_frames=self.shared.base_frames if self.generation
+                                 else None)
         title = f"asyncrl {self.cfg.algo.name} on {self._env_name()} ({self.cfg.workers} workers)"
-        log.info("%s: T=%d of %d frames; outputs in %s", title, self.shared.total_frames(),
-                 self.cfg.total_frames, self.run_dir)
-        previous_term = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        log.info("%s: T=%s of %s frames; outputs in %s (Ctrl-C stops it with a checkpoint; "
+                 "resume=%s continues it)", title, f"{self.shared.total_frames():,}",
+                 f"{self.cfg.total_frames:,}", self.run_dir, self.run_dir)
+        previous_term = signal.signal(signal.SIGTERM, _raise_terminated)
+        # a shell starts a background job (`asyncrl ... &` in a script) with SIGINT ignored,
+        # and Python keeps an ignored SIGINT: Ctrl-C or kill -INT would then do nothing
+        previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
         code, status, reason = EXIT_OK, run_status.FINISHED, ""
         write_status(self.run_dir, run_status.RUNNING, frames=self.shared.total_frames())
         supervision = Supervision()
@@ -135,33 +150,46 @@ class Launcher:
                     self._run_serial()
                 else:
                     self._run_processes(supervision)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as stop:
                 log.warning("interrupted: stopping the workers and saving a checkpoint")
-                code, status, reason = EXIT_INTERRUPTED, run_status.INTERRUPTED, "interrupted"
+                code = EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+                status = run_status.INTERRUPTED
+                reason = "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
             except RunDiverged as diverged:
                 log.error("the run diverged: %s", diverged)
                 code, status, reason = EXIT_DIVERGED, run_status.DIVERGED, str(diverged)
             except RunFailed as failure:
                 log.error("%s", failure)
                 code, status, reason = EXIT_FAILED, run_status.FAILED, str(failure)
+            except OSError as error:  # a full disk or a lost directory under a log file
+                reason = f"{error.strerror or error} while writing to {self.run_dir}"
+                log.error("%s", reason)
+                code, status = EXIT_FAILED, run_status.FAILED
             except BaseException as error:
                 reason = f"{type(error).__name__}: {error}".splitlines()[0]
                 code, status = EXIT_FAILED, run_status.FAILED
                 raise
             finally:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the shutdown finish its writes
-                self._shutdown(supervision)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
+                failure = self._shutdown(supervision)
+                signal.signal(signal.SIGINT, previous_int)
                 signal.signal(signal.SIGTERM, previous_term)
+                if failure is not None and status != run_status.FAILED:
+                    log.error("%s", failure)
+                    code, status, reason = EXIT_FAILED, run_status.FAILED, failure
                 self._write_final_status(status, reason)
         return code
 
     def _write_final_status(self, status: str, reason: str) -> None:
         recorder = self.recorder
-        write_status(self.run_dir, status, reason=reason, frames=self.shared.total_frames(),
-                     total_frames=self.cfg.total_frames, wall_time=self.shared.wall_time(),
-                     episodes=recorder.episode_count if recorder else 0,
-                     recent_score=recorder.recent_mean() if recorder else None)
+        try:
+            write_status(self.run_dir, status, reason=reason, frames=self.shared.total_frames(),
+                         total_frames=self.cfg.total_frames, wall_time=self.shared.wall_time(),
+                         episodes=recorder.episode_count if recorder else 0,
+                         recent_score=recorder.recent_mean() if recorder else None)
+        except OSError as error:
+            log.error("could not write %s/status.json: %s", self.run_dir,
+                      error.strerror or error)
 
     def _env_name(self) -> str:
         return env_label(self.cfg.env)
@@ -195,9 +223,7 @@ class Launcher:
             sup.restarts[slot] = 0
             self._start_worker(sup, slot)
         if self.cfg.eval.episodes > 0:
-            sup.evaluator = ctx.Process(target=evaluator_process, name="asyncrl-evaluator",
-                                        args=(self.cfg, self.shared, self._queue), daemon=True)
-            sup.evaluator.start()
+            self._start_evaluator(sup)
         while True:
             self._drain(self._queue, timeout=0.2, sup=sup)
             if self.shared.total_frames() >= self.cfg.total_frames:
@@ -208,17 +234,46 @@ class Launcher:
                 return  # every worker finished on its own
             self._periodic(alive)
 
+    def _child_output(self) -> str | None:
+        """Where children write what is not a log record: a file while the panel is live."""
+        return str(self.run_dir / CHILD_OUTPUT_FILE) if self.display.live else None
+
     def _start_worker(self, sup: Supervision, slot: int) -> None:
         spec = WorkerSpec(slot, sup.restarts[slot], self.generation)
         process = self._ctx.Process(target=worker_process, name=f"asyncrl-worker-{slot}",
-                                    args=(spec, self.cfg, self.shared, self._queue), daemon=True)
+                                    args=(spec, self.cfg, self.shared, self._queue,
+                                          self._child_output()), daemon=True)
         process.start()
         sup.processes[slot] = process
         sup.progress[slot] = (int(self.shared.frames[slot]), time.monotonic(), False)
 
+    def _start_evaluator(self, sup: Supervision) -> None:
+        sup.evaluator = self._ctx.Process(target=evaluator_process, name="asyncrl-evaluator",
+                                          args=(self.cfg, self.shared, self._queue,
+                                                self._child_output()), daemon=True)
+        sup.evaluator.start()
+
+    def _supervise_evaluator(self, sup: Supervision) -> None:
+        """Restart an evaluator that died; past ``max_worker_restarts`` training goes on
+        without evaluations (they are the run's report, not its work), and the log says so."""
+        process = sup.evaluator
+        if process is None or process.is_alive() or process.exitcode == 0:
+            return
+        reason = _describe_exit(process.exitcode)
+        if sup.evaluator_restarts >= self.cfg.max_worker_restarts:
+            log.error("the evaluator died (%s) after %d restarts; training goes on without "
+                      "evaluations", reason, sup.evaluator_restarts)
+            sup.evaluator = None
+            return
+        sup.evaluator_restarts += 1
+        log.warning("the evaluator died (%s); restarting it (%d/%d)", reason,
+                    sup.evaluator_restarts, self.cfg.max_worker_restarts)
+        self._start_evaluator(sup)
+
     def _supervise(self, sup: Supervision) -> None:
         """Restart a worker that died, up to ``max_worker_restarts`` times, else stop the run."""
         self._kill_stalled(sup)
+        self._supervise_evaluator(sup)
         for slot, process in list(sup.processes.items()):
             if process.is_alive() or process.exitcode == 0:
                 continue
@@ -277,12 +332,15 @@ class Launcher:
         elif kind == messages.EVAL:
             _, frames, wall, scores = message
             self.recorder.evaluation(frames, wall, scores)
-            log.info("evaluation at T=%d: mean score %.2f over %d episodes", frames,
+            log.info("evaluation at T=%s: mean score %.2f over %d episodes", f"{frames:,}",
                      sum(scores) / len(scores), len(scores))
         elif kind == messages.DIVERGED:
             _, worker, _, reason = message
             if not self._shutting_down:  # a second worker's report during shutdown: known
                 raise RunDiverged(f"worker {worker}: {reason}")
+        elif kind == messages.LOG:
+            _, source, level, text = message
+            log.log(level, "[%s] %s", source, text)
         elif kind == messages.ERROR:
             _, worker, reason, trace = message
             log.error("worker %d raised %s\n%s", worker, reason, trace)
@@ -292,8 +350,12 @@ class Launcher:
     def _periodic(self, alive: int) -> None:
         now = time.monotonic()
         start, frames_then = self._last_progress
-        if now - start >= self.cfg.log.interval_seconds:
-            frames = self.shared.total_frames()
+        frames = self.shared.total_frames()
+        if frames == frames_then and self._speed == 0.0:
+            # the workers are still starting: speed and ETA count from their first frame, so
+            # neither the first line (0 frames/s) nor a resume's (startup in the mean) misleads
+            self._last_progress = (now, frames)
+        elif now - start >= self.cfg.log.interval_seconds:
             self._speed = (frames - frames_then) / (now - start)
             self._last_progress = (now, frames)
             assert self.recorder is not None
@@ -319,6 +381,15 @@ class Launcher:
     def _save_checkpoint(self) -> Path:
         frames = self.shared.total_frames()
         path = checkpoint_path(self.run_dir)
+        try:
+            self._write_checkpoint(path, frames)
+        except OSError as error:
+            raise RunFailed(f"could not write the checkpoint {path}: {error.strerror or error}"
+                            f" (the last one written is kept)") from None
+        self._last_checkpoint = (time.monotonic(), frames)
+        return path
+
+    def _write_checkpoint(self, path: Path, frames: int) -> None:
         save_checkpoint(path, {
             "model": {k: v.detach().clone() for k, v in self.shared.model.state_dict().items()},
             "optimizer": self.shared.optimizer.state_dict(),
@@ -329,8 +400,6 @@ class Launcher:
             "config": config_container(self.cfg),
             "torch_rng": torch.get_rng_state(),
         })
-        self._last_checkpoint = (time.monotonic(), frames)
-        return path
 
     def _target_payload(self) -> dict[str, Any]:
         if self.shared.target is None or self.shared.target_epoch is None:
@@ -341,16 +410,18 @@ class Launcher:
 
     # ---- shutdown ------------------------------------------------------------------------
 
-    def _shutdown(self, sup: Supervision) -> None:
-        """Stop every process (politely, then by force), save, plot, close files."""
+    def _shutdown(self, sup: Supervision) -> str | None:
+        """Stop every process (politely, then by force), save, plot, close files; say what
+        could not be written, if anything."""
         self._shutting_down = True
         self.shared.request_stop()
         processes = [*sup.processes.values()] + ([sup.evaluator] if sup.evaluator else [])
         deadline = time.monotonic() + JOIN_TIMEOUT_S
+        failure = None
         # keep draining while joining: a process with queued messages cannot exit before
         # they are read
         while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
-            self._drain(self._queue, timeout=0.1)
+            failure = self._drain_in_shutdown(failure, timeout=0.1)
         for process in processes:
             if process.is_alive():
                 log.warning("%s did not stop in %.0f s; terminating it", process.name,
@@ -360,21 +431,44 @@ class Launcher:
                 if process.is_alive():
                     process.kill()
                     process.join(2.0)
-        if self._queue is not None:
-            self._drain(self._queue, timeout=0.0)
+        failure = self._drain_in_shutdown(failure, timeout=0.0)
         if self.recorder is None:
-            return
-        path = self._save_checkpoint()
+            return failure
+        try:
+            path = self._save_checkpoint()
+        except RunFailed as error:
+            failure = str(error)
         self.display.show(self._progress(alive=0))
-        self.recorder.close()
-        plot_learning_curve(self.run_dir, f"{self.cfg.algo.name} on {self._env_name()}",
-                            self.cfg.log.score_window)
-        log.info("T=%d frames; checkpoint %s; outputs in %s", self.shared.total_frames(), path,
-                 self.run_dir)
+        try:
+            self.recorder.close()
+            plot_learning_curve(self.run_dir, f"{self.cfg.algo.name} on {self._env_name()}",
+                                self.cfg.log.score_window)
+        except OSError as error:
+            failure = failure or f"{error.strerror or error} while writing to {self.run_dir}"
+        if failure is None:
+            log.info("T=%s frames; checkpoint %s; outputs in %s", f"{self.shared.total_frames():,}",
+                     path, self.run_dir)
+        return failure
 
 
-def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+    def _drain_in_shutdown(self, failure: str | None, timeout: float) -> str | None:
+        """Read what the processes still send; a write that fails (a full disk) is kept as
+        the reason, and the shutdown goes on: the processes still have to be stopped."""
+        if self._queue is None:
+            return failure
+        try:
+            self._drain(self._queue, timeout=timeout)
+        except OSError as error:
+            return failure or f"{error.strerror or error} while writing to {self.run_dir}"
+        return failure
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: stopped as by Ctrl-C, but the exit code says which signal (143)."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated
 
 
 def _describe_exit(exitcode: int | None) -> str:

@@ -13,6 +13,7 @@ UPDATES = "updates"  # (UPDATES, worker, frames_T, {metric: mean over the interv
 EVAL = "eval"  # (EVAL, frames_T, wall_time, [scores])
 ERROR = "error"  # (ERROR, worker, one-line reason, traceback text)
 DIVERGED = "diverged"  # (DIVERGED, worker, frames_T, reason): the loss is no longer finite
+LOG = "log"  # (LOG, source, level, text): a worker's or the evaluator's log record
 
 
 class Outbox(Protocol):

@@ -15,12 +15,14 @@ def read_columns(path: Path, columns: list[str]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {c: [] for c in columns}
     if not path.exists():
         return out
-    with path.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            if any(row.get(c) in (None, "") for c in columns):
-                continue  # a line a live run is still writing
-            for c in columns:
-                out[c].append(float(row[c]))
+    text = path.read_text()
+    if not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]  # a line a live (or killed) run was writing
+    for row in csv.DictReader(text.splitlines()):
+        if any(row.get(c) in (None, "") for c in columns):
+            continue
+        for c in columns:
+            out[c].append(float(row[c]))
     return out
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import os
+import tempfile
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -29,22 +31,70 @@ class CsvLog:
         self._handle.close()
 
 
+def keep_rows_up_to(path: Path, frames: int) -> list[dict[str, str]]:
+    """Drop the rows of ``path`` logged after T = ``frames`` (and a partly written last
+    line); returns the rows kept.
+
+    A run resumed after a crash starts again from its last checkpoint: the rows written
+    between that checkpoint and the crash are logged a second time by the resumed run, so
+    the first copies go. The file is replaced whole, never left half-rewritten.
+    """
+    if not path.exists():
+        return []
+    text = whole = path.read_text()
+    if not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        return []
+    reader = csv.DictReader(lines)
+    kept_rows, kept_lines = [], [lines[0]]
+    for row, line in zip(reader, lines[1:], strict=False):
+        try:
+            if int(row["frames"]) > frames:
+                continue
+        except (TypeError, ValueError):
+            continue
+        kept_rows.append(row)
+        kept_lines.append(line)
+    if len(kept_lines) != len(lines) or text != whole:
+        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(handle, "w", newline="") as out:
+            out.writelines(kept_lines)
+        os.replace(tmp, path)
+    return kept_rows
+
+
 class Recorder:
-    """Turns worker messages into rows, TensorBoard points and the console's running numbers."""
+    """Turns worker messages into rows, TensorBoard points and the console's running numbers.
+
+    ``resume_frames``: the T a resumed run restarts from; what was logged after it is
+    dropped (from TensorBoard through ``purge_step``), and the console's recent score and
+    last evaluation carry on from the rows that stay.
+    """
 
     def __init__(self, run_dir: Path, tensorboard: bool, score_window: int,
-                 metrics: list[str]) -> None:
-        self.episodes = CsvLog(run_dir / "episodes.csv", EPISODE_FIELDS)
-        self.updates = CsvLog(run_dir / "updates.csv", [*UPDATE_FIELDS, *metrics])
-        self.evals = CsvLog(run_dir / "eval.csv", EVAL_FIELDS)
+                 metrics: list[str], resume_frames: int | None = None) -> None:
         self.recent_scores: deque[float] = deque(maxlen=score_window)
         self.episode_count = 0
         self.last_eval: float | None = None
+        if resume_frames is not None:
+            episodes = keep_rows_up_to(run_dir / "episodes.csv", resume_frames)
+            keep_rows_up_to(run_dir / "updates.csv", resume_frames)
+            evals = keep_rows_up_to(run_dir / "eval.csv", resume_frames)
+            self.recent_scores.extend(float(r["score"]) for r in episodes)
+            self.episode_count = len(episodes)
+            self.last_eval = float(evals[-1]["mean_score"]) if evals else None
+        self.episodes = CsvLog(run_dir / "episodes.csv", EPISODE_FIELDS)
+        self.updates = CsvLog(run_dir / "updates.csv", [*UPDATE_FIELDS, *metrics])
+        self.evals = CsvLog(run_dir / "eval.csv", EVAL_FIELDS)
         self.tb = None
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
-            self.tb = SummaryWriter(log_dir=str(run_dir / "tb"))
+            self.tb = SummaryWriter(log_dir=str(run_dir / "tb"),
+                                    purge_step=None if resume_frames is None
+                                    else resume_frames + 1)
 
     def episode(self, worker: int, frames: int, wall: float, score: float, length: int) -> None:
         self.episodes.write({"worker": worker, "frames": frames, "wall_time": round(wall, 3),

@@ -30,6 +30,7 @@ import torch
 
 from asyncrl import messages
 from asyncrl.algos import SegmentBatch, build_algorithm
+from asyncrl.child_output import route_child_output
 from asyncrl.envs import episode_step_limit, frames_per_step, learning_terminal, make_env
 from asyncrl.nets import LSTMState, build_model, detach_state
 from asyncrl.nets.distributions import NonFiniteOutput
@@ -79,11 +80,11 @@ class MetricsAccumulator:
         return means
 
 
-def worker_process(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any) -> None:
+def worker_process(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any,
+                   output_file: str | None = None) -> None:
     """Entry point of a worker process: owns nothing shared but what ``shared`` holds."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher decides when we stop
-    logging.basicConfig(level=logging.INFO, format=f"[worker {spec.worker_id}] %(message)s")
-    logging.getLogger("OpenGL").setLevel(logging.WARNING)  # MuJoCo's EGL import chatters
+    route_child_output(outbox, f"worker {spec.worker_id}", output_file)
     torch.set_num_threads(1)
     try:
         run_worker(spec, cfg, shared, outbox, parent_pid=os.getppid())

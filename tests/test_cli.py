@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import QUICK, cli_env, run_cli
+from tests.conftest import CONF, QUICK, cli_env, run_cli
 
 # Pong with a short episode cap, so that a few thousand frames finish several episodes
 SHORT_PONG = ["env=atari/pong", "env.max_episode_frames=1200", "workers=2", *QUICK]
@@ -81,7 +82,10 @@ def test_a_multirun_checks_every_value_before_any_run(workdir, args, fragment):
     (["algo=one_step_q", "algo.epsilon_probabilities=[0.5,0.6,0.1]"], "must be non-negative"),
     (["algo=nstep_q", "algo.t_max=0"], "algo.t_max=0"),
     (["env=mujoco/not_a_task"], "unknown env option 'mujoco/not_a_task'"),
-    (["env=mujoco/hopper", "algo=nstep_q"], "needs one Q-value per discrete action"),
+    (["env=mujoco/hopper", "algo=nstep_q"],
+     "Hopper-v5 has continuous actions, but algo=nstep_q picks the best of finitely many; "
+     "use algo=a3c (a Gaussian policy)"),
+    (["algo=nstep_q", "network=gaussian"], "needs one Q-value per discrete action"),
     (["env=mujoco/hopper", "network=ff"], "Hopper-v5 has continuous actions"),
     (["network=gaussian"], "network=gaussian draws continuous actions, but pong"),
     (["algo.episode_updates=true"], "needs a time limit of at most 10,000 steps"),
@@ -104,7 +108,7 @@ def test_a_q_method_with_a_gaussian_network_is_refused_with_what_to_use():
 
     cfg = OmegaConf.create({"algo": {"name": "nstep_q"}, "network": {"name": "gaussian"},
                             "env": {"family": "atari"}})
-    with pytest.raises(UserError, match="use network=ff or network=lstm, or algo=a3c"):
+    with pytest.raises(UserError, match="use network=ff or network=lstm$"):
         _validate_combination(cfg)
 
 
@@ -130,7 +134,7 @@ def test_resume_continues_T_and_appends_to_the_same_files(workdir):
 
     second = run_cli([f"resume={run_dir}", "total_frames=8000"], workdir)
     assert second.returncode == 0, second.stderr
-    assert f"from T={t_first}" in (run_dir / "asyncrl.log").read_text()
+    assert f"from T={t_first:,}" in (run_dir / "asyncrl.log").read_text()
     assert checkpoint_frames(run_dir) >= 8000
     updates = read_rows(run_dir / "updates.csv")
     assert len(updates) > rows_first
@@ -205,6 +209,35 @@ def test_ctrl_c_stops_every_worker_saves_a_checkpoint_and_leaves_no_orphan(workd
     assert _wait_for(lambda: not _session_processes(proc.pid), 10), "orphan processes left"
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `asyncrl ... &` in a script starts it
+
+
+@pytest.mark.parametrize(("start", "stop", "code", "reason"), [
+    (_ignore_sigint, signal.SIGINT, 130, "interrupted"),
+    (_interruptible, signal.SIGTERM, 143, "terminated (SIGTERM)"),
+])
+def test_sigint_and_sigterm_stop_a_run_with_their_own_exit_codes(workdir, start, stop, code,
+                                                                  reason):
+    run_dir = workdir / "run"
+    args = [*SHORT_PONG, "total_frames=100_000_000", f"hydra.run.dir={run_dir}"]
+    proc = subprocess.Popen([sys.executable, "-m", "asyncrl", *args], cwd=workdir,
+                            env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True, preexec_fn=start)
+    try:
+        assert _wait_for(lambda: _training_started(run_dir), 120), "training never started"
+        os.kill(proc.pid, stop)  # the launcher alone, as `kill` from another shell
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == code, output
+    assert checkpoint_frames(run_dir) > 0
+    status = json.loads((run_dir / "status.json").read_text())
+    assert (status["status"], status["reason"]) == ("interrupted", reason)
+    assert _wait_for(lambda: not _session_processes(proc.pid), 10), "orphan processes left"
+
+
 def test_a_killed_worker_is_restarted_and_the_run_goes_on(workdir):
     run_dir = workdir / "run"
     proc = _start_long_run(run_dir, workdir)
@@ -222,6 +255,32 @@ def test_a_killed_worker_is_restarted_and_the_run_goes_on(workdir):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert "killed by SIGKILL" in output
+    assert proc.returncode == 130
+
+
+def _evaluator_pids(launcher: int) -> list[int]:
+    # the evaluator is the launcher's child that lowered its priority (nice 5)
+    return [pid for pid, f, cmd in _processes()
+            if int(f[1]) == launcher and b"spawn_main" in cmd and int(f[16]) == 5]
+
+
+def test_a_killed_evaluator_is_restarted(workdir):
+    run_dir = workdir / "run"
+    proc = _start_long_run(run_dir, workdir, "eval.episodes=1", "eval.interval_frames=2000",
+                           "eval.max_episode_frames=400")
+    try:
+        assert _wait_for(lambda: _training_started(run_dir), 120)
+        assert _wait_for(lambda: len(_evaluator_pids(proc.pid)) == 1, 30)
+        victim = _evaluator_pids(proc.pid)[0]
+        os.kill(victim, signal.SIGKILL)
+        assert _wait_for(lambda: "the evaluator died (killed by SIGKILL); restarting it (1/3)"
+                         in (run_dir / "asyncrl.log").read_text(), 60)
+        assert _wait_for(lambda: _evaluator_pids(proc.pid) not in ([], [victim]), 30)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130
 
 
@@ -257,3 +316,83 @@ def test_a_hung_worker_is_killed_and_restarted(workdir):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130
     assert _wait_for(lambda: not _session_processes(proc.pid), 10)
+
+
+def test_help_is_the_apps_own_and_names_only_options_that_exist(workdir):
+    from asyncrl.usage import USAGE
+
+    result = run_cli(["--help"], workdir)
+    assert result.returncode == 0 and result.stdout == USAGE
+    assert "_common" not in USAGE and "schema" not in USAGE
+    for group in ("algo", "network", "optimizer", "sweep", "experiment"):
+        options = {p.stem for p in (CONF / group).glob("*.yaml") if not p.stem.startswith("_")}
+        for option in options:
+            assert option in USAGE, f"--help does not name {group}={option}"
+    for listed in ("classic/cartpole", "atari/pong", "maze/small", "torcs/slow_car"):
+        assert (CONF / "env" / f"{listed}.yaml").is_file()
+    assert len([p for p in (CONF / "env" / "atari").glob("*.yaml")
+                if p.stem not in ("any", "_common")]) == 57  # "57 games" in the help
+
+
+def test_help_and_command_line_checks_do_not_import_torch(workdir):
+    # torch takes seconds to import; --help and a typo should answer well within one
+    probe = ("import sys\n"
+             "from asyncrl import cli\n"
+             "cli.register_schemas()\n"
+             "cli.prepare_arguments(['env=classic/cartpole', 'workers=2'])\n"
+             "try:\n"
+             "    cli.prepare_arguments(['lrr=1'])\n"
+             "except cli.UserError:\n"
+             "    pass\n"
+             "print('torch' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=workdir, env=cli_env(),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_a_run_directory_that_holds_a_run_is_refused_without_resume(workdir):
+    run_dir = workdir / "run"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "episodes.csv").write_text("worker,frames,wall_time,score,episode_frames\n")
+    before = sorted(p.name for p in run_dir.rglob("*"))
+    result = run_cli(["env=classic/cartpole", "workers=1", f"hydra.run.dir={run_dir}"], workdir)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"asyncrl: error: {run_dir} already holds a run "
+                                     f"(episodes.csv); continue it with resume={run_dir}, "
+                                     "or choose another hydra.run.dir")
+    assert sorted(p.name for p in run_dir.rglob("*")) == before
+
+
+def test_runs_started_in_the_same_second_get_their_own_directories(workdir, monkeypatch):
+    from datetime import datetime
+
+    from asyncrl import cli
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2026, 11, 26, 10, 0, 0)
+
+    monkeypatch.chdir(workdir)
+    monkeypatch.setattr(cli, "datetime", Frozen)
+    dirs = [cli.claim_run_dir(["workers=1"])[-1] for _ in range(3)]
+    assert dirs == [f"hydra.run.dir={Path('outputs/2026-11-26') / name}"
+                    for name in ("10-00-00", "10-00-00-2", "10-00-00-3")]
+    assert all((workdir / d.split("=", 1)[1]).is_dir() for d in dirs)
+
+
+def test_frame_counts_in_e_notation_are_whole_numbers():
+    from asyncrl.cli import whole_frame_counts
+
+    assert whole_frame_counts(["total_frames=1e6", "lr_anneal_frames=2.5E7", "lr=1e-3",
+                               "eval.interval_frames=5e5", "total_frames=1.5e0"]) == [
+        "total_frames=1000000", "lr_anneal_frames=25000000", "lr=1e-3",
+        "eval.interval_frames=500000", "total_frames=1.5e0"]
+
+
+def test_cfg_job_shows_the_values_a_run_would_use(workdir):
+    result = run_cli(["env=classic/cartpole", "--cfg", "job"], workdir)
+    assert result.returncode == 0, result.stderr
+    assert "${" not in result.stdout
+    assert "lr: 0.0015" in result.stdout and "total_frames: 150000" in result.stdout

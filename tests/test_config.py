@@ -79,11 +79,20 @@ def test_defaults_the_paper_leaves_open_are_the_measured_ones():
     assert cfg.optimizer.eps == 0.1
     # A3C's lr on Atari only: the probes say nothing of other domains, and n-step Q on Pong
     # stayed flat with it
-    assert compose("env=classic/cartpole").lr == 7e-4
     assert compose("env=maze/small").lr == 7e-4
+    assert compose("env=mujoco/hopper").total_frames == compose().total_frames == 40_000_000
+    assert compose("total_frames=1000").total_frames == 1000
     assert compose("algo=nstep_q").lr == compose("algo=one_step_q").lr == 7e-4
     assert compose("lr=1e-3").lr == 1e-3
     assert compose("env.a3c_default_lr=2e-3").lr == 2e-3
+
+
+def test_cartpoles_defaults_are_the_measured_quick_start():
+    # docs/learning.md, "CartPole-v1, A3C, 2 workers: the defaults"
+    cfg = compose("env=classic/cartpole")
+    assert (cfg.total_frames, cfg.lr, cfg.algo.entropy_beta, cfg.algo.gamma) == (
+        150_000, 1.5e-3, 0.0, 0.99)
+    assert cfg.network.mlp_activation == "tanh"
 
 
 def test_the_settings_of_before_stay_reachable_by_override():
@@ -112,8 +121,10 @@ def test_composition_errors_are_one_line(overrides, fragment):
 
 @pytest.mark.parametrize(("overrides", "fragment"), [
     (["workers=0"], "workers=0"),
+    (["workers=10000"], "workers=10000: this machine holds at most"),
     (["total_frames=-1"], "total_frames=-1"),
     (["lr=0"], "lr=0"),
+    (["network.mlp_activation=gelu"], "network.mlp_activation=gelu: choose relu or tanh"),
     (["serial=true", "workers=2"], "serial=true"),
     (["env=atari/any", "env.game=no_such_rom"], "unknown Atari game 'no_such_rom'"),
     (["algo.t_max=0"], "algo.t_max=0"),
@@ -144,3 +155,16 @@ def test_impossible_values_are_refused(overrides, fragment):
     with pytest.raises(UserError, match=None) as err:
         validate(compose(*overrides))
     assert fragment in str(err.value)
+
+
+def test_the_worker_limit_follows_cores_and_available_memory(monkeypatch):
+    import asyncrl.config as config
+
+    monkeypatch.setattr(config, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(config, "available_memory", lambda: 64 * 2**30)
+    assert config.worker_limit() == (16, "8 per core on 2 cores")
+    monkeypatch.setattr(config, "available_memory", lambda: 2.0 * 2**30)
+    limit, why = config.worker_limit()
+    assert limit == 4 and "2.0 GiB of memory available" in why  # 2 GiB / 0.45 GB
+    monkeypatch.setattr(config, "available_memory", lambda: 1e8)
+    assert config.worker_limit()[0] == 1  # one worker is always allowed to try

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
+import pytest
+
+from asyncrl.checkpoint import load_checkpoint, save_checkpoint
 from tests.conftest import QUICK, run_cli
 
 SHORT_PONG = ["env=atari/pong", "env.max_episode_frames=800", "workers=1", "total_frames=2000",
@@ -32,3 +37,75 @@ def test_evaluate_refuses_a_missing_or_corrupt_checkpoint(workdir):
     corrupt = run_cli([str(bad)], workdir, module="asyncrl.evaluate")
     assert corrupt.returncode == 2 and "corrupt checkpoint" in corrupt.stderr
     assert "Traceback" not in corrupt.stderr
+
+
+CARTPOLE = ["env=classic/cartpole", "workers=1", "total_frames=2000", *QUICK]
+
+
+@pytest.fixture(scope="module")
+def cartpole_run(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("eval")
+    run_dir = workdir / "run"
+    assert run_cli([*CARTPOLE, f"hydra.run.dir={run_dir}"], workdir).returncode == 0
+    return run_dir
+
+
+def _refused_before_playing(result) -> str:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "episode 1/" not in result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("asyncrl-eval: error:")
+    return lines[0]
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--video", "run.avi"], "--video run.avi: write a .gif or .mp4 or .webm file"),
+    (["--output", "run/config.yaml/scores.json"], "cannot write into run/config.yaml"),
+    (["--output", "."], "is a directory"),
+])
+def test_eval_refuses_unwritable_outputs_before_playing(cartpole_run, args, fragment):
+    result = run_cli([str(cartpole_run), "--episodes", "1", *args], cartpole_run.parent,
+                     module="asyncrl.evaluate")
+    assert fragment in _refused_before_playing(result)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("imageio_ffmpeg") is not None,
+                    reason="imageio-ffmpeg is installed: mp4 can be written")
+def test_eval_says_what_mp4_needs_before_playing(cartpole_run):
+    result = run_cli([str(cartpole_run), "--video", "x.mp4"], cartpole_run.parent,
+                     module="asyncrl.evaluate")
+    assert "pip install imageio-ffmpeg" in _refused_before_playing(result)
+
+
+def test_a_bare_video_name_goes_into_the_run_directory(tmp_path):
+    run_dir = tmp_path / "run"
+    assert run_cli([*SHORT_PONG, "total_frames=400", f"hydra.run.dir={run_dir}"],
+                   tmp_path).returncode == 0
+    result = run_cli([str(run_dir), "--episodes", "1", "--video", "pong.gif"], tmp_path,
+                     module="asyncrl.evaluate")
+    assert result.returncode == 0, result.stderr
+    assert (run_dir / "pong.gif").stat().st_size > 1000
+    assert not (tmp_path / "pong.gif").exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pygame") is not None,
+                    reason="pygame is installed: CartPole can draw itself")
+def test_a_video_the_environment_cannot_draw_is_refused_before_playing(cartpole_run):
+    result = run_cli([str(cartpole_run), "--video", "cartpole.gif"], cartpole_run.parent,
+                     module="asyncrl.evaluate")
+    assert "pygame is not installed" in _refused_before_playing(result)
+
+
+def test_a_checkpoint_that_does_not_fit_its_config_is_refused_in_one_line(cartpole_run,
+                                                                          tmp_path):
+    payload = load_checkpoint(cartpole_run / "checkpoints" / "last.pt")
+    payload["config"]["network"]["hidden"] = 128  # the weights say 256
+    run_dir = tmp_path / "mismatched"
+    save_checkpoint(run_dir / "checkpoints" / "last.pt",
+                    {k: v for k, v in payload.items() if k != "format"})
+    played = run_cli([str(run_dir)], tmp_path, module="asyncrl.evaluate")
+    assert "does not fit the network its config builds" in _refused_before_playing(played)
+    resumed = run_cli([f"resume={run_dir}", "total_frames=4000"], tmp_path)
+    assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
+    assert resumed.stderr.strip().splitlines()[-1].startswith("asyncrl: error: checkpoint")
+    assert "does not fit the network its config builds" in resumed.stderr

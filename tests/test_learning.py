@@ -9,7 +9,10 @@ import pytest
 
 from tests.conftest import QUICK, run_cli
 
-# gamma 0.95 keeps CartPole's returns (1 per step) near the scale the shared torso handles
+# the quick start as a user types it: every setting at CartPole's defaults (150k frames, lr
+# 1.5e-3, gamma 0.99, no entropy bonus, tanh MLP torso), only the console quieter
+QUICK_START = ["env=classic/cartpole", "workers=2", *QUICK]
+# the value-based tests' settings: gamma 0.95 keeps the Q-targets small
 CARTPOLE = ["env=classic/cartpole", "workers=2", "lr=3e-3", "algo.gamma=0.95", *QUICK]
 
 
@@ -27,22 +30,19 @@ def train(workdir, args: list[str], timeout: float) -> list[float]:
     return scores(run_dir)
 
 
-def test_a3c_learns_cartpole(workdir):
-    played = train(workdir, [*CARTPOLE, "total_frames=60000", "log.tensorboard=false"], 600)
+def test_a3c_learns_cartpole_with_the_defaults(workdir):
+    # measured (docs/learning.md): 500 over the last 20 episodes for seeds 1-5, ~45 s
+    played = train(workdir, [*QUICK_START, "log.tensorboard=false"], 600)
     first, last = played[:20], played[-20:]
-    # a random policy balances ~22 steps; the threshold is 4x that
-    assert sum(first) / 20 < 40
-    assert sum(last) / 20 >= 90, f"mean of the last 20 episodes: {sum(last) / 20:.1f}"
+    assert sum(first) / 20 < 40  # a random policy balances ~22 steps
+    assert sum(last) / 20 >= 400, f"mean of the last 20 episodes: {sum(last) / 20:.1f}"
 
 
 @pytest.mark.slow
-def test_a3c_reaches_the_cartpole_limit_with_more_frames(workdir):
-    run_dir = workdir / "run"
-    result = run_cli([*CARTPOLE, "total_frames=200000", f"hydra.run.dir={run_dir}"], workdir,
-                     timeout=1800)
-    assert result.returncode == 0, result.stderr
-    last = scores(run_dir)[-20:]
-    assert sum(last) / 20 >= 300
+@pytest.mark.parametrize("seed", [2, 3, 4])
+def test_a3c_reaches_the_cartpole_limit_with_the_defaults(workdir, seed):
+    last = train(workdir, [*QUICK_START, f"seed={seed}"], 1200)[-20:]
+    assert sum(last) / 20 >= 475, f"mean of the last 20 episodes: {sum(last) / 20:.1f}"
 
 
 # The value-based methods on CartPole: epsilon annealed over 20k frames instead of 4M and the

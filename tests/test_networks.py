@@ -58,3 +58,30 @@ def test_a_run_saved_before_centring_resumes_uncentred():
     assert typed_config(saved).network.centre_input is True
     del saved["network"]["centre_input"]  # as written before the key existed
     assert typed_config(saved).network.centre_input is False
+
+
+def cartpole_spaces() -> tuple[Box, Discrete]:
+    return Box(-float("inf"), float("inf"), (4,)), Discrete(2)
+
+
+def test_a_run_saved_before_mlp_activation_resumes_on_relu():
+    from omegaconf import OmegaConf
+
+    from asyncrl.config import typed_config
+
+    saved = OmegaConf.to_container(OmegaConf.structured(compose("env=classic/cartpole")),
+                                   resolve=True)
+    assert typed_config(saved).network.mlp_activation == "tanh"
+    del saved["network"]["mlp_activation"]
+    assert typed_config(saved).network.mlp_activation == "relu"
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_the_mlp_torso_uses_the_activation_named(activation):
+    model = build_model(compose("env=classic/cartpole", f"network.mlp_activation={activation}"),
+                        *cartpole_spaces())
+    kinds = {type(m).__name__ for m in model.torso.modules()}
+    assert kinds & {"ReLU", "Tanh"} == {"ReLU" if activation == "relu" else "Tanh"}
+    features = model.torso(torch.full((1, 4), 1e3))
+    if activation == "tanh":
+        assert features.abs().max() <= 1  # bounded, whatever the input

@@ -161,3 +161,12 @@ def test_sweep_then_report_through_the_real_commands(tmp_path):
     status = run_cli([str(sweep_dir), "--status"], tmp_path, timeout=120,
                      module="asyncrl.report")
     assert status.stdout.count("finished") == 3
+
+
+def test_a_partly_written_last_line_leaves_the_run_in_without_that_episode(tmp_path):
+    make_run(tmp_path / "run", lr=1e-3, seed=1, scores=[1.0, 2.0, 3.0])
+    with (tmp_path / "run" / "episodes.csv").open("a") as handle:
+        handle.write("0,99")  # killed while writing: no score, no newline
+    found = find_runs([tmp_path])
+    assert not found.left_out
+    assert list(found.runs[0].scores) == [1.0, 2.0, 3.0]

@@ -63,3 +63,59 @@ def test_lr_anneals_over_lr_anneal_frames_when_set(tmp_path):
     _train(tmp_path / "long", "lr=1e-3", "lr_anneal_frames=6000", "log.interval_seconds=0")
     assert min(_logged_lrs(tmp_path / "own")) < 1e-4
     assert min(_logged_lrs(tmp_path / "long")) >= 0.9e-3
+
+
+def test_a_full_disk_at_a_checkpoint_fails_the_run_in_one_line_and_keeps_the_last_one(
+        tmp_path, monkeypatch, caplog):
+    import errno
+    import json
+
+    import asyncrl.launcher as launcher_module
+    from asyncrl.checkpoint import load_checkpoint, save_checkpoint
+
+    saved: list[int] = []
+
+    def fills_up_after_one(path, payload):
+        if saved:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        save_checkpoint(path, payload)
+        saved.append(payload["frames"])
+
+    monkeypatch.setattr(launcher_module, "save_checkpoint", fills_up_after_one)
+    launcher = Launcher(compose(*SERIAL, "total_frames=3000", "checkpoint.interval_frames=500"),
+                        tmp_path)
+    assert launcher.run() == 1
+    status = json.loads((tmp_path / "status.json").read_text())
+    assert status["status"] == "failed"
+    assert "No space left on device" in status["reason"]
+    assert str(tmp_path / "checkpoints" / "last.pt") in status["reason"]
+    assert load_checkpoint(tmp_path / "checkpoints" / "last.pt")["frames"] == saved[0]
+    assert status["frames"] < 3000  # it stopped at the failed write, not at the end
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors and all("\n" not in e for e in errors)
+
+
+def test_a_resume_after_a_crash_logs_no_frames_twice(tmp_path):
+    import json
+
+    from asyncrl.checkpoint import load_checkpoint
+
+    launcher, _ = _train(tmp_path)
+    saved = load_checkpoint(tmp_path / "checkpoints" / "last.pt")
+    t_saved = saved["frames"]
+    before = list(csv.DictReader((tmp_path / "episodes.csv").open()))
+    # what a crash leaves: rows logged after the last checkpoint, the last one half written
+    with (tmp_path / "episodes.csv").open("a") as handle:
+        handle.write(f"0,{t_saved + 50},9.0,12345.0,50\n0,{t_saved + 90},9.5,123")
+    with (tmp_path / "updates.csv").open("a") as handle:
+        handle.write(f"0,{t_saved + 60},9.2,1\n")
+    resumed = Launcher(compose(*SERIAL, "total_frames=1200"), tmp_path, saved)
+    assert resumed.run() == 0
+    episodes = list(csv.DictReader((tmp_path / "episodes.csv").open()))
+    assert episodes[:len(before)] == before
+    assert all(float(r["score"]) != 12345.0 for r in episodes)
+    assert all(int(r["frames"]) > t_saved for r in episodes[len(before):])
+    updates = [int(r["frames"]) for r in csv.DictReader((tmp_path / "updates.csv").open())]
+    assert t_saved + 60 not in updates
+    status = json.loads((tmp_path / "status.json").read_text())
+    assert status["episodes"] == len(episodes)  # counted over the whole run, not the resume

@@ -25,7 +25,8 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
     if len(shape) == 3:
         return ConvTorso(shape, hidden=net_cfg.hidden, centre_input=net_cfg.centre_input)
     if len(shape) == 1:
-        return MLPTorso(shape[0], layers=list(net_cfg.mlp_layers), hidden=net_cfg.hidden)
+        return MLPTorso(shape[0], layers=list(net_cfg.mlp_layers), hidden=net_cfg.hidden,
+                        activation=net_cfg.mlp_activation)
     raise ValueError(f"no torso for observations of shape {shape}")
 
 

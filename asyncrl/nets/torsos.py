@@ -61,15 +61,19 @@ class ConvTorso(nn.Module):
         return self.fc(self.conv(scaled))
 
 
-class MLPTorso(nn.Module):
-    """Fully connected ReLU layers for vector observations."""
+ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
-    def __init__(self, input_size: int, layers: list[int], hidden: int = 256) -> None:
+
+class MLPTorso(nn.Module):
+    """Fully connected layers (ReLU or tanh after each) for vector observations."""
+
+    def __init__(self, input_size: int, layers: list[int], hidden: int = 256,
+                 activation: str = "relu") -> None:
         super().__init__()
         modules: list[nn.Module] = []
         size = input_size
         for width in [*layers, hidden]:
-            modules += [nn.Linear(size, width), nn.ReLU()]
+            modules += [nn.Linear(size, width), ACTIVATIONS[activation]()]
             size = width
         self.net = nn.Sequential(*modules)
         self.output_size = hidden

@@ -7,7 +7,6 @@ one group are one sweep, the paper's unit of comparison.
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from asyncrl.config import env_label
+from asyncrl.plots import read_columns
 from asyncrl.run_status import RUNNING, read_status
 
 # keys that do not make two runs different experiments
@@ -70,11 +70,12 @@ def _pid_alive(pid: Any) -> bool:
 
 
 def read_episodes(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    with path.open() as handle:
-        rows = sorted(csv.DictReader(handle), key=lambda r: int(r["frames"]))
-    frames = np.array([int(r["frames"]) for r in rows], dtype=np.int64)
-    hours = np.array([float(r["wall_time"]) / 3600 for r in rows])
-    scores = np.array([float(r["score"]) for r in rows])
+    """Frames, hours and scores in frame order; a partly written last line is left out."""
+    columns = read_columns(path, ["frames", "wall_time", "score"])
+    order = np.argsort(np.array(columns["frames"]), kind="stable")
+    frames = np.array(columns["frames"], dtype=np.int64)[order]
+    hours = np.array(columns["wall_time"])[order] / 3600
+    scores = np.array(columns["score"])[order]
     return frames, hours, scores
 
 

@@ -1,0 +1,43 @@
+"""The text of ``asyncrl --help``.
+
+The CLI prints it without starting Hydra: Hydra's own help composes every option of every
+config group to list them (seconds here) and shows internal groups (``_common``,
+``schema/...``). ``tests/test_cli.py`` checks that each option named here exists.
+"""
+
+USAGE = """\
+asyncrl: train agents with the asynchronous methods of Mnih et al. (2016).
+
+Usage: asyncrl [KEY=VALUE ...]            one run; outputs in outputs/DATE/TIME
+       asyncrl -m [KEY=A,B ...]           a sweep; one run per value (multirun/...)
+       asyncrl resume=RUN_DIR [total_frames=N]   continue a run from its checkpoint
+
+Choose (GROUP=OPTION):
+  algo=        a3c (default), nstep_q, one_step_q, one_step_sarsa
+  network=     ff (default), lstm, gaussian (continuous actions)
+  optimizer=   shared_rmsprop (default), rmsprop (per worker), momentum_sgd
+  env=         atari/pong (default), atari/GAME (57 games, or atari/any env.game=NAME),
+               classic/cartpole, mujoco/TASK, mujoco/pixels/TASK, maze/small|medium|large,
+               torcs/slow_car|fast_car[_bots]
+  +sweep=      lr_loguniform: the paper's 50 lr draws from LogUniform(1e-4, 1e-2), with -m
+  +experiment= atari_five_games, optimizer_comparison, worker_scaling, mujoco_sweep (with -m)
+
+Keys set most often (defaults in brackets):
+  workers=N        actor-learner processes [the cores this process may use]
+  total_frames=N   emulator frames over all workers [40_000_000]; T in the log
+  lr=X             initial lr, annealed linearly to 0 [7e-3 for A3C on Atari, else 7e-4]
+  seed=N           [1]
+  eval.interval_frames=N  eval.episodes=N  checkpoint.interval_seconds=S
+  log.progress=false      plain log lines instead of the live panel
+  hydra.run.dir=DIR       where the run writes (config, CSVs, TensorBoard, checkpoints)
+
+Examples:
+  asyncrl env=classic/cartpole workers=2 total_frames=150000   # learns in about a minute
+  asyncrl algo=nstep_q env=atari/seaquest
+  asyncrl -m +sweep=lr_loguniform env=atari/breakout hydra.sweep.dir=multirun/breakout
+
+Other commands: asyncrl-eval RUN_DIR (play, --video), asyncrl-report DIR (plots, tables),
+asyncrl-probe (learning-speed readings), asyncrl-maze, asyncrl-torcs (install, check).
+Docs: README.md and docs/.
+Flags: --cfg job --resolve (every key and its value), -m (a sweep), --hydra-help (Hydra's).
+"""

@@ -1,0 +1,53 @@
+"""The README's "first five minutes" commands, run as written (with fewer frames)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO, cli_env
+
+MODULES = {"asyncrl": "asyncrl", "asyncrl-eval": "asyncrl.evaluate",
+           "asyncrl-report": "asyncrl.report"}
+# what makes each run short: a few thousand frames, short Pong episodes, no live panel
+SHORTER = ["log.progress=false", "eval.episodes=0", "eval.max_episode_frames=1200"]
+
+
+def first_five_minutes() -> list[list[str]]:
+    text = (REPO / "README.md").read_text()
+    section = text.split("## The first five minutes", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None, "the section has no command block"
+    return [shlex.split(line) for line in block.group(1).splitlines() if line.strip()]
+
+
+def shortened(words: list[str]) -> list[str]:
+    args = [w for w in words[1:] if not w.startswith("total_frames=")]
+    if words[0] == "asyncrl":
+        pong = "env=atari/pong" in args
+        args += [f"total_frames={4000 if pong else 3000}", *SHORTER,
+                 *(["env.max_episode_frames=1200"] if pong else [])]
+    return args
+
+
+def test_the_first_five_minutes_commands_run_as_the_readme_says(tmp_path):
+    commands = first_five_minutes()
+    assert [c[0] for c in commands] == ["asyncrl", "asyncrl-eval", "asyncrl-report",
+                                        "tensorboard", "asyncrl", "asyncrl-eval"]
+    for words in commands:
+        if words[0] == "tensorboard":  # a server: check it is installed and has something
+            assert (Path(sys.executable).parent / "tensorboard").exists()
+            assert list((tmp_path / "outputs" / "cartpole" / "tb").rglob("events.*"))
+            continue
+        result = subprocess.run([sys.executable, "-m", MODULES[words[0]], *shortened(words)],
+                                cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 0, f"{' '.join(words)}:\n{result.stderr[-2000:]}"
+    cartpole, pong = tmp_path / "outputs" / "cartpole", tmp_path / "outputs" / "pong"
+    assert (cartpole / "evaluation.json").is_file()
+    assert (cartpole / "report" / "report.md").is_file()
+    assert (pong / "pong.gif").stat().st_size > 1000  # into the run, as the README says
+    assert not (tmp_path / "pong.gif").exists()
