@@ -44,6 +44,11 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
+        if "weights only load failed" in str(exc).lower():
+            # torch's own advice is to retry with weights_only=False, which would run
+            # whatever code the file carries: an asyncrl checkpoint never needs that
+            raise UserError(f"{path} is not an asyncrl checkpoint: it holds Python objects "
+                            "that a checkpoint never contains, and is not loaded") from None
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"corrupt checkpoint {path}: {reason}") from None
     if not isinstance(payload, dict) or any(k not in payload for k in REQUIRED_KEYS):

@@ -80,3 +80,19 @@ def test_checkpoint_without_the_expected_keys_is_refused(tmp_path):
     torch.save({"weights": torch.zeros(2)}, path)
     with pytest.raises(UserError, match="not an asyncrl checkpoint"):
         load_checkpoint(path)
+
+
+class _Payload:
+    """Stands for a class a malicious pickle would name: weights-only loading refuses it."""
+
+
+def test_a_checkpoint_holding_python_objects_is_refused_without_torchs_advice(tmp_path):
+    import torch
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format": 1, "model": _Payload()}, path)
+    with pytest.raises(UserError) as err:
+        load_checkpoint(path)
+    assert str(err.value) == (f"{path} is not an asyncrl checkpoint: it holds Python objects "
+                              "that a checkpoint never contains, and is not loaded")
+    assert "weights_only" not in str(err.value)

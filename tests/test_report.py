@@ -170,3 +170,11 @@ def test_a_partly_written_last_line_leaves_the_run_in_without_that_episode(tmp_p
     found = find_runs([tmp_path])
     assert not found.left_out
     assert list(found.runs[0].scores) == [1.0, 2.0, 3.0]
+
+
+def test_the_status_table_takes_frames_from_status_json(tmp_path):
+    from asyncrl.report import status_table
+
+    run = make_run(tmp_path / "run", lr=1e-3, seed=1, scores=[1.0, 2.0])  # last episode: T=2000
+    write_status(run, "interrupted", frames=5432)  # the checkpoint's T, past that episode
+    assert " 5,432 " in status_table(find_runs([tmp_path]))

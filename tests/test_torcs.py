@@ -5,6 +5,7 @@ configs, and the error when TORCS is missing. tests/test_torcs_race.py runs the 
 from __future__ import annotations
 
 import math
+import os
 import socket
 import struct
 import threading
@@ -180,6 +181,20 @@ def test_link_refuses_another_protocol_and_times_out():
         p.DriverLink(ours, timeout=0.2).receive_state()
 
 
+def test_link_bounds_every_length_it_reads_from_the_wire():
+    ours, theirs = socket.socketpair()
+    # a track of 2**31 - 1 points would be a ~120 GB buffer: refused before allocating it
+    theirs.sendall(struct.pack("=3i2d", p.MAGIC, p.VERSION, 2**31 - 1, 1.0, 1.0))
+    with pytest.raises(p.DriverGone, match="claims a track of 2147483647 points"):
+        p.DriverLink(ours, timeout=5).receive_track()
+    ours, theirs = socket.socketpair()
+    state = np.zeros(p.STATE_DOUBLES)
+    state[p.N_OPPONENTS] = 1e9
+    theirs.sendall(state.tobytes())
+    with pytest.raises(p.DriverGone, match="claims 1000000000.0 opponents"):
+        p.DriverLink(ours, timeout=5).receive_state()
+
+
 # -- the env's logic against a simulated driver -----------------------------------------
 class SimulatedRace:
     """Plays the driver module's side: a car on a straight 400 m track that moves at its
@@ -350,3 +365,22 @@ def test_a_torcs_that_never_connects_is_killed_not_left_behind(tmp_path, monkeyp
         race.start()
     assert race.process is None
     assert not list(scratch.iterdir()), "the race's directory goes with its process"
+
+
+def test_the_source_download_folder_is_never_world_writable(tmp_path):
+    import pwd
+    import stat
+
+    from asyncrl.envs.torcs.install import _let_apt_download_into
+
+    folder = tmp_path / "src"
+    folder.mkdir(mode=0o700)
+    _let_apt_download_into(str(folder))
+    info = folder.stat()
+    assert not info.st_mode & (stat.S_IWOTH | stat.S_IWGRP)
+    try:
+        apt_uid = pwd.getpwnam("_apt").pw_uid
+    except KeyError:
+        apt_uid = None
+    if os.geteuid() == 0 and apt_uid is not None:
+        assert info.st_uid == apt_uid  # apt downloads as its own user, into this folder only

@@ -227,7 +227,8 @@ def status_table(found: Found) -> str:
     lines = [f"{'run':60s} {'status':12s} {'frames':>12s} {'score':>9s}  lr"]
     for run in found.runs:
         score = run_final_score(run)
-        frames = int(run.frames[-1]) if len(run.frames) else 0
+        frames = run.recorded_frames if run.recorded_frames is not None else (
+            int(run.frames[-1]) if len(run.frames) else 0)
         lines.append(f"{str(run.path)[-60:]:60s} {run.status:12s} {frames:12,d} "
                      f"{_fmt(score):>9s}  {run.lr:.3g}")
     for path, reason in found.left_out:

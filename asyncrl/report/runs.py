@@ -33,6 +33,7 @@ class Run:
     scores: np.ndarray       # raw episode scores
     status: str              # finished, interrupted, failed, diverged, or unknown
     reason: str = ""
+    recorded_frames: int | None = None  # T in status.json: later than the last episode's
 
     @property
     def lr(self) -> float:
@@ -107,6 +108,8 @@ def find_runs(roots: list[Path]) -> Found:
                 found.left_out.append((run_dir, f"unreadable: {type(exc).__name__}: {exc}"))
                 continue
             assert isinstance(config, dict)
+            recorded = status.get("frames")
             found.runs.append(Run(run_dir, {str(k): v for k, v in config.items()}, frames,
-                                  hours, scores, state, str(status.get("reason", ""))))
+                                  hours, scores, state, str(status.get("reason", "")),
+                                  int(recorded) if isinstance(recorded, int | float) else None))
     return found

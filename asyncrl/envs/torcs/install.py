@@ -12,6 +12,7 @@ Steps, each skipped when already done:
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 import tarfile
@@ -105,6 +106,21 @@ def _deb_src_stanzas() -> str:
     return "\n\n".join(stanzas) + "\n"
 
 
+def _let_apt_download_into(folder: str) -> None:
+    """Give the folder to apt's download user (``_apt``), mode 0700 as mkdtemp made it.
+
+    apt downloads as ``_apt`` when it can write the folder, else as root with a warning. A
+    world-writable folder in /tmp (0777, no sticky bit) would let any local user swap the
+    tarball that the driver module is then built against, as root.
+    """
+    try:
+        apt_user = pwd.getpwnam("_apt")
+    except KeyError:
+        return
+    if os.geteuid() == 0:
+        os.chown(folder, apt_user.pw_uid, -1)
+
+
 def fetch_headers(include: Path) -> None:
     """TORCS's robot headers, out of the Debian source package's tarball."""
     if os.geteuid() != 0 and not SOURCE_LIST.exists():
@@ -113,7 +129,7 @@ def fetch_headers(include: Path) -> None:
         SOURCE_LIST.write_text(_deb_src_stanzas())
         _apt_get("update", "-qq", what="apt-get update (deb-src)")
     with tempfile.TemporaryDirectory(prefix="asyncrl-torcs-src-") as tmp:
-        os.chmod(tmp, 0o777)  # apt's download user writes here when it can
+        _let_apt_download_into(tmp)
         log("downloading TORCS's source package (~390 MB, only the headers are kept)")
         result = subprocess.run(["apt-get", "source", "--download-only", "torcs"], cwd=tmp,
                                 capture_output=True, text=True)

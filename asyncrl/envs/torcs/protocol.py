@@ -17,6 +17,7 @@ import numpy as np
 MAGIC = 0x41524C54
 VERSION = 1
 MAX_OPPONENTS = 16
+MAX_TRACK_POINTS = 50_000  # samples every ~2 m: a 100 km track
 OWN_DOUBLES = 24
 OPPONENT_DOUBLES = 8
 STATE_DOUBLES = OWN_DOUBLES + MAX_OPPONENTS * OPPONENT_DOUBLES
@@ -95,6 +96,9 @@ class DriverLink:
         if magic != MAGIC or version != VERSION:
             raise DriverGone(f"the TORCS driver speaks protocol {version:#x}/{magic:#x}, not "
                              f"{VERSION}: rebuild it with `asyncrl-torcs install`")
+        if not 2 <= n_points <= MAX_TRACK_POINTS:  # a length read from the wire: bound it
+            raise DriverGone(f"the TORCS driver claims a track of {n_points} points; a real "
+                             f"one has 2 to {MAX_TRACK_POINTS:,}")
         points = bytearray(8 * 7 * n_points)
         self._recv_into(memoryview(points))
         table = np.frombuffer(points, dtype=np.float64).reshape(n_points, 7)
@@ -103,7 +107,12 @@ class DriverLink:
 
     def receive_state(self) -> CarState:
         self._recv_into(memoryview(self._state))
-        return CarState(np.frombuffer(self._state, dtype=np.float64).copy())
+        state = CarState(np.frombuffer(self._state, dtype=np.float64).copy())
+        opponents = state[N_OPPONENTS]
+        if not (0 <= opponents <= MAX_OPPONENTS and float(opponents).is_integer()):
+            raise DriverGone(f"the TORCS driver claims {opponents} opponents; at most "
+                             f"{MAX_OPPONENTS}")
+        return state
 
     def send_action(self, steer: float, accel: float, brake: float, repeat: int) -> None:
         try:
