@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,18 @@ def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
         raise
 
 
+def describe_load_error(path: Path, message: str) -> str:
+    """torch's refusal in one line, without its advice to retry with weights_only=False:
+    that would run whatever code the file carries, and an asyncrl checkpoint never needs it."""
+    if "Unsupported global" in message:
+        return (f"{path} is not an asyncrl checkpoint: it holds Python objects that a "
+                "checkpoint never contains, and is not loaded")
+    unpickler = re.search(r"WeightsUnpickler error:\s*(.+)", message)
+    if unpickler:
+        return f"corrupt checkpoint {path}: {unpickler.group(1).strip().rstrip('.')}"
+    return f"corrupt checkpoint {path}: {message.splitlines()[0]}"
+
+
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """Read a checkpoint; a missing, truncated or foreign file raises UserError."""
     import torch
@@ -44,13 +57,7 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
-        if "weights only load failed" in str(exc).lower():
-            # torch's own advice is to retry with weights_only=False, which would run
-            # whatever code the file carries: an asyncrl checkpoint never needs that
-            raise UserError(f"{path} is not an asyncrl checkpoint: it holds Python objects "
-                            "that a checkpoint never contains, and is not loaded") from None
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"corrupt checkpoint {path}: {reason}") from None
+        raise UserError(describe_load_error(path, str(exc) or type(exc).__name__)) from None
     if not isinstance(payload, dict) or any(k not in payload for k in REQUIRED_KEYS):
         raise UserError(f"corrupt checkpoint {path}: not an asyncrl checkpoint")
     if payload["format"] != FORMAT_VERSION:

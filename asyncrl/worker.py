@@ -247,7 +247,8 @@ def run_worker(
             # a diverged run cannot recover, and stepping would write NaN into the shared model
             value = stats["loss"]
             outbox.put((messages.DIVERGED, spec.worker_id, frames_now,
-                        f"loss {value}, gradient norm {grad_norm} at T={frames_now:,}"))
+                        f"the loss is not finite (loss {value}, gradient norm {grad_norm}) "
+                        f"at T={frames_now:,}"))
             break
         lr = annealed_lr(cfg.lr, frames_now, cfg.lr_anneal_frames or cfg.total_frames)
         shared.optimizer.step(grads, lr, spec.worker_id)

@@ -96,3 +96,12 @@ def test_a_checkpoint_holding_python_objects_is_refused_without_torchs_advice(tm
     assert str(err.value) == (f"{path} is not an asyncrl checkpoint: it holds Python objects "
                               "that a checkpoint never contains, and is not loaded")
     assert "weights_only" not in str(err.value)
+
+
+def test_garbage_is_a_corrupt_checkpoint_in_one_line_without_torchs_advice(tmp_path):
+    path = tmp_path / "bad.pt"
+    path.write_bytes(b"\x00garbage")
+    with pytest.raises(UserError) as err:
+        load_checkpoint(path)
+    assert str(err.value).startswith(f"corrupt checkpoint {path}: ")
+    assert "weights_only" not in str(err.value) and "\n" not in str(err.value)
