@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -264,23 +266,33 @@ def _evaluator_pids(launcher: int) -> list[int]:
             if int(f[1]) == launcher and b"spawn_main" in cmd and int(f[16]) == 5]
 
 
-def test_a_killed_evaluator_is_restarted(workdir):
-    run_dir = workdir / "run"
-    proc = _start_long_run(run_dir, workdir, "eval.episodes=1", "eval.interval_frames=2000",
-                           "eval.max_episode_frames=400")
+@contextlib.contextmanager
+def _training(run_dir: Path, cwd: Path, *extra: str) -> Iterator[subprocess.Popen[str]]:
+    """A long run that has started training; killed at the end if still there."""
+    proc = _start_long_run(run_dir, cwd, *extra)
     try:
-        assert _wait_for(lambda: _training_started(run_dir), 120)
-        assert _wait_for(lambda: len(_evaluator_pids(proc.pid)) == 1, 30)
-        victim = _evaluator_pids(proc.pid)[0]
-        os.kill(victim, signal.SIGKILL)
-        assert _wait_for(lambda: "the evaluator died (killed by SIGKILL); restarting it (1/3)"
-                         in (run_dir / "asyncrl.log").read_text(), 60)
-        assert _wait_for(lambda: _evaluator_pids(proc.pid) not in ([], [victim]), 30)
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.communicate(timeout=90)
+        assert _wait_for(lambda: _training_started(run_dir), 120), "training never started"
+        yield proc
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _logged(run_dir: Path, text: str, timeout: float) -> bool:
+    return _wait_for(lambda: text in (run_dir / "asyncrl.log").read_text(), timeout)
+
+
+def test_a_killed_evaluator_is_restarted(workdir):
+    run_dir = workdir / "run"
+    with _training(run_dir, workdir, "eval.episodes=1", "eval.interval_frames=2000",
+                   "eval.max_episode_frames=400") as proc:
+        assert _wait_for(lambda: len(_evaluator_pids(proc.pid)) == 1, 30)
+        victim = _evaluator_pids(proc.pid)[0]
+        os.kill(victim, signal.SIGKILL)
+        assert _logged(run_dir, "the evaluator died (killed by SIGKILL); restarting it (1/3)", 60)
+        assert _wait_for(lambda: _evaluator_pids(proc.pid) not in ([], [victim]), 30)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=90)
     assert proc.returncode == 130
 
 
@@ -302,18 +314,12 @@ def test_a_worker_that_keeps_dying_stops_the_run_with_its_reason(workdir):
 
 def test_a_hung_worker_is_killed_and_restarted(workdir):
     run_dir = workdir / "run"
-    proc = _start_long_run(run_dir, workdir, "stall_seconds=4")
-    try:
-        assert _wait_for(lambda: _training_started(run_dir), 120)
+    with _training(run_dir, workdir, "stall_seconds=4") as proc:
         os.kill(_worker_pids(proc.pid)[0], signal.SIGSTOP)  # alive, but never steps again
-        assert _wait_for(lambda: "no progress for" in (run_dir / "asyncrl.log").read_text(), 60)
-        assert _wait_for(lambda: "restarting it (1/3)" in
-                         (run_dir / "asyncrl.log").read_text(), 30)
+        assert _logged(run_dir, "no progress for", 60)
+        assert _logged(run_dir, "restarting it (1/3)", 30)
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130
     assert _wait_for(lambda: not _session_processes(proc.pid), 10)
 
