@@ -146,6 +146,10 @@ class Launcher:
         self.display = LiveDisplay(title, self.cfg.log.progress)
         with self.display:
             try:
+                if self.generation == 0:
+                    # at T=0, so that resume= works however early a crash comes (the first
+                    # periodic checkpoint is minutes away)
+                    self._save_checkpoint()
                 if self.cfg.serial:
                     self._run_serial()
                 else:

@@ -119,3 +119,19 @@ def test_a_resume_after_a_crash_logs_no_frames_twice(tmp_path):
     assert t_saved + 60 not in updates
     status = json.loads((tmp_path / "status.json").read_text())
     assert status["episodes"] == len(episodes)  # counted over the whole run, not the resume
+
+
+def test_a_new_run_writes_a_checkpoint_at_T0_so_an_early_crash_can_resume(tmp_path,
+                                                                        monkeypatch):
+    import asyncrl.launcher as launcher_module
+    from asyncrl.checkpoint import save_checkpoint
+
+    written: list[int] = []
+
+    def recording(path, payload):
+        written.append(payload["frames"])
+        save_checkpoint(path, payload)
+
+    monkeypatch.setattr(launcher_module, "save_checkpoint", recording)
+    _train(tmp_path)
+    assert written[0] == 0 and written[-1] >= 600
