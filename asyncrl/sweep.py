@@ -178,15 +178,18 @@ class LogUniformSweeperBase(Sweeper):
         log.info("sweep: %d runs of %s ~ LogUniform(%g, %g), %d to do, in %s", len(runs),
                  self.param, self.low, self.high, len(todo), sweep_dir)
         returns: list[Sequence[JobReturn]] = []
-        for start in range(0, len(todo), self.max_batch_size):
-            chunk = todo[start : start + self.max_batch_size]
-            batch = [self._job_overrides(sweep_dir, run) for _, run in chunk]
-            results = self.launcher.launch(batch, initial_job_idx=chunk[0][0])
-            for (_, run), result in zip(chunk, results, strict=True):
-                self._after(sweep_dir, run, result)
-            returns.append(results)
+        try:
+            for start in range(0, len(todo), self.max_batch_size):
+                chunk = todo[start : start + self.max_batch_size]
+                batch = [self._job_overrides(sweep_dir, run) for _, run in chunk]
+                results = self.launcher.launch(batch, initial_job_idx=chunk[0][0])
+                for (_, run), result in zip(chunk, results, strict=True):
+                    self._after(sweep_dir, run, result)
+                returns.append(results)
+                self._write_manifest(sweep_dir, runs)
+                log.info("sweep: %s", progress_line(sweep_dir))
+        finally:  # Ctrl-C too: the manifest says "interrupted" for the run it stopped
             self._write_manifest(sweep_dir, runs)
-            log.info("sweep: %s", progress_line(sweep_dir))
         return returns
 
     def _planned(self, sweep_dir: Path, arguments: list[str]) -> list[PlannedRun]:

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -11,7 +16,7 @@ import pytest
 from asyncrl.errors import UserError
 from asyncrl.run_status import read_status, write_status
 from asyncrl.sweep import check_range, log_uniform, plan
-from tests.conftest import QUICK, run_cli
+from tests.conftest import QUICK, cli_env, run_cli
 
 
 def test_draws_stay_in_bounds_and_are_uniform_in_log_space():
@@ -165,3 +170,25 @@ def test_an_experiment_preset_names_what_it_sweeps(tmp_path):
     manifest = json.loads((sweep_dir / "sweep.json").read_text())
     assert sorted(r["subdir"] for r in manifest["runs"]) == ["workers-1/run_000",
                                                              "workers-2/run_000"]
+
+
+def test_an_interrupted_sweep_says_interrupted_for_the_run_it_stopped(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    args = [*SWEEP, "hydra.sweeper.trials=2", "total_frames=10_000_000",
+            f"hydra.sweep.dir={sweep_dir}"]
+    proc = subprocess.Popen([sys.executable, "-m", "asyncrl", *args], cwd=tmp_path,
+                            env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while not list(sweep_dir.glob("*/updates.csv")) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        time.sleep(2)  # a few rows in: training, not starting
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    runs = json.loads((sweep_dir / "sweep.json").read_text())["runs"]
+    assert [r["status"] for r in runs] == ["interrupted", "pending"]
