@@ -1,4 +1,4 @@
-"""Sessions: tests (default, what CI runs), slow, torcs, lint, typecheck, smoke, bench.
+"""Sessions: tests (default, what CI runs), slow, faults, torcs, lint, typecheck, smoke, bench.
 
 torch is pinned to the CPU build these machines carry; an unpinned torch would pull a
 multi-GB CUDA build.
@@ -33,6 +33,14 @@ def slow(session: nox.Session) -> None:
     """Learning tests and long end-to-end runs (marked slow)."""
     install(session, "test")
     session.run("pytest", "-m", "slow", *session.posargs)
+
+
+@nox.session(default=False)
+def faults(session: nox.Session) -> None:
+    """Runs hit at random moments (launcher, worker or evaluator killed, SIGTERM, Ctrl-C),
+    then resumed: whole files, no frame logged twice, status files that say what happened."""
+    install(session, "test")
+    session.run("pytest", "-m", "faults", *session.posargs)
 
 
 @nox.session(default=False)
