@@ -172,7 +172,7 @@ def check_multirun(overrides: Sequence[str], every_value: bool = True) -> None:
     for override in parsed:
         key = override.get_key_element()
         if not override.is_sweep_override():
-            fixed.append(override.input_line)
+            fixed.append(str(override.input_line))
             continue
         try:
             values = list(override.sweep_string_iterator())

@@ -80,7 +80,7 @@ class LiveDisplay:
         leaves a copy of the panel's top lines behind. Through rich's stand-in the line is
         printed above the panel instead.
         """
-        self._moved: list[tuple[logging.StreamHandler[Any], Any]] = []
+        self._moved = []
         proxies = {id(sys.__stdout__): sys.stdout, id(sys.__stderr__): sys.stderr}
         for handler in logging.getLogger().handlers:
             if isinstance(handler, logging.FileHandler) or not isinstance(

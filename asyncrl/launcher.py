@@ -175,12 +175,12 @@ class Launcher:
                 raise
             finally:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the shutdown finish its writes
-                failure = self._shutdown(supervision)
+                unwritten = self._shutdown(supervision)
                 signal.signal(signal.SIGINT, previous_int)
                 signal.signal(signal.SIGTERM, previous_term)
-                if failure is not None and status != run_status.FAILED:
-                    log.error("%s", failure)
-                    code, status, reason = EXIT_FAILED, run_status.FAILED, failure
+                if unwritten is not None and status != run_status.FAILED:
+                    log.error("%s", unwritten)
+                    code, status, reason = EXIT_FAILED, run_status.FAILED, unwritten
                 self._write_final_status(status, reason)
         return code
 

@@ -87,7 +87,7 @@ def collect_screens(cfg: Any, segments: int, t_max: int) -> Screens:
     actions = np.zeros((segments, t_max), dtype=np.int64)
     rewards = np.zeros((segments, t_max), dtype=np.float32)
     terminals = np.zeros((segments, t_max), dtype=bool)
-    n_actions = int(env.action_space.n)
+    n_actions = int(env.action_space.n)  # type: ignore[attr-defined]  # A3C's softmax: Discrete
     for s in range(segments):
         for _ in range(SEGMENT_GAP):
             obs, _, terminated, truncated, _ = env.step(int(rng.integers(n_actions)))
@@ -210,7 +210,6 @@ def training_curve(run_dir: Path, points: int = 8) -> tuple[list[tuple[int, floa
 def analyse(run_dir: Path, segments: int) -> ProbeReport:
     """Read a run directory (its config, checkpoint and CSV files) into a report."""
     import torch
-    from omegaconf import OmegaConf
 
     from asyncrl.checkpoint import checkpoint_path, load_checkpoint
     from asyncrl.config import typed_config
@@ -220,7 +219,7 @@ def analyse(run_dir: Path, segments: int) -> ProbeReport:
 
     torch.set_num_threads(1)
     payload = load_checkpoint(checkpoint_path(run_dir))
-    cfg = typed_config(OmegaConf.to_container(OmegaConf.create(payload["config"])))
+    cfg = typed_config(payload["config"])
     if cfg.algo.name != "a3c" or cfg.network.name == "gaussian":
         raise UserError(f"the probe reads A3C with a softmax policy; {run_dir} trained "
                         f"algo={cfg.algo.name} network={cfg.network.name}")
@@ -231,7 +230,7 @@ def analyse(run_dir: Path, segments: int) -> ProbeReport:
     trained.load_state_dict(payload["model"])
     screens = collect_screens(cfg, segments, int(cfg.algo.t_max))
     curve, scores = training_curve(run_dir)
-    n_actions = int(initial.policy.out_features)
+    n_actions = int(payload["model"]["policy.bias"].numel())
     window = min(SCORE_EPISODES, len(scores))
     return ProbeReport(
         run_dir=str(run_dir), frames=int(payload["frames"]),
