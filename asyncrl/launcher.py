@@ -156,9 +156,10 @@ class Launcher:
                     self._run_processes(supervision)
             except KeyboardInterrupt as stop:
                 log.warning("interrupted: stopping the workers and saving a checkpoint")
-                code = EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
-                status = run_status.INTERRUPTED
-                reason = "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
+                code, status, reason = ((EXIT_TERMINATED, run_status.INTERRUPTED,
+                                         "terminated (SIGTERM)") if isinstance(stop, Terminated)
+                                        else (EXIT_INTERRUPTED, run_status.INTERRUPTED,
+                                              "interrupted"))
             except RunDiverged as diverged:
                 log.error("the run diverged: %s", diverged)
                 code, status, reason = EXIT_DIVERGED, run_status.DIVERGED, str(diverged)
@@ -166,7 +167,7 @@ class Launcher:
                 log.error("%s", failure)
                 code, status, reason = EXIT_FAILED, run_status.FAILED, str(failure)
             except OSError as error:  # a full disk or a lost directory under a log file
-                reason = f"{error.strerror or error} while writing to {self.run_dir}"
+                reason = self._unwritable(error)
                 log.error("%s", reason)
                 code, status = EXIT_FAILED, run_status.FAILED
             except BaseException as error:
@@ -448,12 +449,11 @@ class Launcher:
             plot_learning_curve(self.run_dir, f"{self.cfg.algo.name} on {self._env_name()}",
                                 self.cfg.log.score_window)
         except OSError as error:
-            failure = failure or f"{error.strerror or error} while writing to {self.run_dir}"
+            failure = failure or self._unwritable(error)
         if failure is None:
             log.info("T=%s frames; checkpoint %s; outputs in %s", f"{self.shared.total_frames():,}",
                      path, self.run_dir)
         return failure
-
 
     def _drain_in_shutdown(self, failure: str | None, timeout: float) -> str | None:
         """Read what the processes still send; a write that fails (a full disk) is kept as
@@ -463,8 +463,11 @@ class Launcher:
         try:
             self._drain(self._queue, timeout=timeout)
         except OSError as error:
-            return failure or f"{error.strerror or error} while writing to {self.run_dir}"
+            return failure or self._unwritable(error)
         return failure
+
+    def _unwritable(self, error: OSError) -> str:
+        return f"{error.strerror or error} while writing to {self.run_dir}"
 
 
 class Terminated(KeyboardInterrupt):

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import matplotlib
 
+from asyncrl.recorder import complete_lines
+
 matplotlib.use("Agg")  # runs write PNGs on machines with no display
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -15,10 +17,7 @@ def read_columns(path: Path, columns: list[str]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {c: [] for c in columns}
     if not path.exists():
         return out
-    text = path.read_text()
-    if not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]  # a line a live (or killed) run was writing
-    for row in csv.DictReader(text.splitlines()):
+    for row in csv.DictReader(complete_lines(path.read_text())):
         if any(row.get(c) in (None, "") for c in columns):
             continue
         for c in columns:

@@ -31,6 +31,11 @@ class CsvLog:
         self._handle.close()
 
 
+def complete_lines(text: str) -> list[str]:
+    """The lines of a CSV's text without a last line still being (or never fully) written."""
+    return text[: text.rfind("\n") + 1].splitlines(keepends=True)
+
+
 def keep_rows_up_to(path: Path, frames: int) -> list[dict[str, str]]:
     """Drop the rows of ``path`` logged after T = ``frames`` (and a partly written last
     line); returns the rows kept.
@@ -41,10 +46,8 @@ def keep_rows_up_to(path: Path, frames: int) -> list[dict[str, str]]:
     """
     if not path.exists():
         return []
-    text = whole = path.read_text()
-    if not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]
-    lines = text.splitlines(keepends=True)
+    whole = path.read_text()
+    lines = complete_lines(whole)
     if not lines:
         return []
     reader = csv.DictReader(lines)
@@ -57,7 +60,7 @@ def keep_rows_up_to(path: Path, frames: int) -> list[dict[str, str]]:
             continue
         kept_rows.append(row)
         kept_lines.append(line)
-    if len(kept_lines) != len(lines) or text != whole:
+    if len(kept_lines) != len(lines) or len(whole) != sum(map(len, lines)):
         handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(handle, "w", newline="") as out:
             out.writelines(kept_lines)
