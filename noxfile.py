@@ -1,4 +1,5 @@
-"""Sessions: tests (default, what CI runs), slow, faults, torcs, lint, typecheck, smoke, bench.
+"""Sessions: tests (default, what CI runs), slow, faults, soak, torcs, lint, typecheck, smoke,
+bench.
 
 torch is pinned to the CPU build these machines carry; an unpinned torch would pull a
 multi-GB CUDA build.
@@ -37,10 +38,20 @@ def slow(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def faults(session: nox.Session) -> None:
-    """Runs hit at random moments (launcher, worker or evaluator killed, SIGTERM, Ctrl-C),
-    then resumed: whole files, no frame logged twice, status files that say what happened."""
+    """Runs hit at random moments (launcher, worker or evaluator killed, SIGTERM, Ctrl-C, a
+    full disk, damaged checkpoints, a stopped sweep), then resumed: whole files, no frame
+    logged twice, status files that say what happened."""
     install(session, "test")
     session.run("pytest", "-m", "faults", *session.posargs)
+
+
+@nox.session(default=False)
+def soak(session: nox.Session) -> None:
+    """30 minutes of Pong with a random kill every ~3 minutes (a worker, the evaluator, or the
+    launcher and then a resume); prints T reached, rows twice or missing, memory. Not in CI.
+    `nox -s soak -- --minutes 5` for a shorter one."""
+    install(session)
+    session.run("python", "-m", "tests.soak", *session.posargs)
 
 
 @nox.session(default=False)

@@ -1,7 +1,13 @@
-"""Checkpoints: written atomically, read back with a clear error when missing or corrupt."""
+"""Checkpoints: written atomically, read back with a clear error when missing or corrupt.
+
+torch's zip container does not check its records' CRCs when it reads: a flipped byte in a
+tensor loads as a silently different weight. So every checkpoint carries a SHA-256 of its
+contents, and one whose contents do not match is refused.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -12,6 +18,37 @@ from asyncrl.errors import UserError
 
 FORMAT_VERSION = 1
 REQUIRED_KEYS = ("format", "model", "optimizer", "frames", "wall_time", "generation", "config")
+DIGEST_KEY = "sha256"  # absent from checkpoints written before it existed: those load unchecked
+
+
+def content_digest(payload: Any) -> str:
+    """SHA-256 over every tensor's bytes, dtype and shape and every other value's repr,
+    walking dicts in key order: equal for equal contents, whatever the container."""
+    import torch
+
+    digest = hashlib.sha256()
+
+    def feed(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            flat = value.detach().cpu().contiguous().reshape(-1)
+            digest.update(f"T{flat.dtype}{tuple(value.shape)}:".encode())
+            digest.update(flat.view(torch.uint8).numpy().tobytes())
+        elif isinstance(value, dict):
+            digest.update(b"{")
+            for key in sorted(value, key=repr):
+                feed(key)
+                feed(value[key])
+            digest.update(b"}")
+        elif isinstance(value, list | tuple):
+            digest.update(b"[")
+            for item in value:
+                feed(item)
+            digest.update(b"]")
+        else:
+            digest.update(f"{type(value).__name__}:{value!r};".encode())
+
+    feed(payload)
+    return digest.hexdigest()
 
 
 def checkpoint_path(run_dir: Path) -> Path:
@@ -23,10 +60,12 @@ def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
     import torch  # here, not at the top: the CLI checks a command line without torch
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    body = {"format": FORMAT_VERSION, **payload}
+    body[DIGEST_KEY] = content_digest(body)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            torch.save({"format": FORMAT_VERSION, **payload}, handle)
+            torch.save(body, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -63,6 +102,10 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     if payload["format"] != FORMAT_VERSION:
         raise UserError(f"checkpoint {path} has format {payload['format']}, "
                         f"this asyncrl reads {FORMAT_VERSION}")
+    written = payload.pop(DIGEST_KEY, None)
+    if written is not None and written != content_digest(payload):
+        raise UserError(f"corrupt checkpoint {path}: its contents do not match the SHA-256 "
+                        "written with them")
     return payload
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import re
+import shutil
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -100,6 +102,7 @@ def prepare_arguments(args: list[str]) -> list[str]:
         return claim_run_dir(args)
     cfg, _ = resumed_config(resume, overrides)
     validate(OmegaConf.to_object(cfg))
+    check_room(Path(resume))
     return [*args, f"hydra.run.dir={resume}", "hydra.output_subdir=null"]
 
 
@@ -121,19 +124,42 @@ def claim_run_dir(args: list[str]) -> list[str]:
         if found:
             raise UserError(f"{run_dir} already holds a run ({found[0]}); continue it with "
                             f"resume={run_dir}, or choose another hydra.run.dir")
+        check_room(run_dir)
         return args
     now = datetime.now()
     day = Path("outputs") / now.strftime("%Y-%m-%d")
-    day.mkdir(parents=True, exist_ok=True)
+    check_room(day)
     stamp = now.strftime("%H-%M-%S")
     for suffix in itertools.count(1):
         run_dir = day / (stamp if suffix == 1 else f"{stamp}-{suffix}")
         try:
-            run_dir.mkdir()
+            run_dir.mkdir(parents=True)
         except FileExistsError:
             continue
+        except OSError as error:
+            raise UserError(f"cannot make the run directory {run_dir}: "
+                            f"{error.strerror or error}") from None
         return [*args, f"hydra.run.dir={run_dir}"]
     raise AssertionError("unreachable")
+
+
+ROOM_TO_START = 1 << 20  # Hydra's config files, the first log lines, a first checkpoint
+
+
+def check_room(run_dir: Path) -> None:
+    """Refuse a run directory that cannot be written, or whose disk is full, before Hydra
+    writes its config files there: it would fail with a traceback and leave a half-made
+    directory behind. (A disk that fills up later fails the run in one line.)"""
+    existing = run_dir.absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write the run directory {run_dir}: {existing} is not a "
+                        "writable directory")
+    free = shutil.disk_usage(existing).free
+    if free < ROOM_TO_START:
+        raise UserError(f"no room for a run in {run_dir}: {free:,} bytes free on its disk, "
+                        f"at least {ROOM_TO_START:,} needed")
 
 
 def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:

@@ -30,6 +30,7 @@ from asyncrl.config import typed_config
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
 from asyncrl.nets import build_model
+from asyncrl.process_name import EVALUATOR_NAME, name_this_process
 from asyncrl.seeding import derive_seed
 from asyncrl.shared import SharedState
 
@@ -105,6 +106,7 @@ def evaluator_process(cfg: Any, shared: SharedState, outbox: Any,
                       output_file: str | None = None) -> None:
     """Entry point of the evaluator process; it runs beside the workers at a lower priority."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    name_this_process(EVALUATOR_NAME)
     route_child_output(outbox, "evaluator", output_file)
     torch.set_num_threads(1)
     with contextlib.suppress(OSError):

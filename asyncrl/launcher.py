@@ -8,10 +8,13 @@ cannot hang the run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,7 +147,7 @@ class Launcher:
         write_status(self.run_dir, run_status.RUNNING, frames=self.shared.total_frames())
         supervision = Supervision()
         self.display = LiveDisplay(title, self.cfg.log.progress)
-        with self.display:
+        with self.display, _write_errors_said_once():
             try:
                 if self.generation == 0:
                     # at T=0, so that resume= works however early a crash comes (the first
@@ -467,7 +470,27 @@ class Launcher:
         return failure
 
     def _unwritable(self, error: OSError) -> str:
-        return f"{error.strerror or error} while writing to {self.run_dir}"
+        where = error.filename or self.run_dir
+        return f"{error.strerror or error} while writing to {where}"
+
+
+@contextlib.contextmanager
+def _write_errors_said_once() -> Iterator[None]:
+    """On a full disk every writer fails, and two of them would print a traceback of
+    their own: TensorBoard's writer thread, and logging's handler for asyncrl.log. The run
+    meets the same error at its next write and reports it in one line; the copies are left
+    unsaid (a log line that cannot reach asyncrl.log still reaches the console)."""
+    previous_hook, previous_raise = threading.excepthook, logging.raiseExceptions
+
+    def hook(args: Any) -> None:
+        if not (isinstance(args.exc_type, type) and issubclass(args.exc_type, OSError)):
+            previous_hook(args)
+
+    threading.excepthook, logging.raiseExceptions = hook, False
+    try:
+        yield
+    finally:
+        threading.excepthook, logging.raiseExceptions = previous_hook, previous_raise
 
 
 class Terminated(KeyboardInterrupt):

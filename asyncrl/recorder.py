@@ -19,16 +19,23 @@ class CsvLog:
 
     def __init__(self, path: Path, fields: list[str]) -> None:
         new = not path.exists() or path.stat().st_size == 0
+        self.path = path
         self._handle = path.open("a", newline="", buffering=1)
         self._writer = csv.DictWriter(self._handle, fieldnames=fields, extrasaction="ignore")
         if new:
             self._writer.writeheader()
 
     def write(self, row: dict[str, Any]) -> None:
-        self._writer.writerow(row)
+        try:
+            self._writer.writerow(row)
+        except OSError as error:  # a write to an open file does not say which file
+            raise OSError(error.errno, error.strerror, str(self.path)) from error
 
     def close(self) -> None:
-        self._handle.close()
+        try:
+            self._handle.close()
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, str(self.path)) from error
 
 
 def complete_lines(text: str) -> list[str]:

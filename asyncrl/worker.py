@@ -35,6 +35,7 @@ from asyncrl.envs import episode_step_limit, frames_per_step, learning_terminal,
 from asyncrl.nets import LSTMState, build_model, detach_state
 from asyncrl.nets.distributions import NonFiniteOutput
 from asyncrl.optim import annealed_lr, clip_grad_norm
+from asyncrl.process_name import name_this_process, worker_name
 from asyncrl.seeding import derive_seed
 from asyncrl.shared import START_GATE_S, SharedState
 
@@ -84,6 +85,7 @@ def worker_process(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any,
                    output_file: str | None = None) -> None:
     """Entry point of a worker process: owns nothing shared but what ``shared`` holds."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher decides when we stop
+    name_this_process(worker_name(spec.worker_id))
     route_child_output(outbox, f"worker {spec.worker_id}", output_file)
     torch.set_num_threads(1)
     try:

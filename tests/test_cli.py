@@ -402,3 +402,24 @@ def test_cfg_job_shows_the_values_a_run_would_use(workdir):
     assert result.returncode == 0, result.stderr
     assert "${" not in result.stdout
     assert "lr: 0.0015" in result.stdout and "total_frames: 150000" in result.stdout
+
+
+def test_a_full_disk_or_an_unwritable_place_is_refused_before_hydra_writes_there(
+        tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    from asyncrl import cli
+    from asyncrl.errors import UserError
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(10 << 20, 10 << 20, 4096))
+    with pytest.raises(UserError, match=r"no room for a run in .*: 4,096 bytes free"):
+        cli.claim_run_dir([f"hydra.run.dir={tmp_path / 'a' / 'b'}"])
+    assert not (tmp_path / "a").exists()  # nothing made on the way to the refusal
+    monkeypatch.undo()
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with pytest.raises(UserError, match="is not a writable directory"):
+        cli.claim_run_dir([f"hydra.run.dir={afile / 'run'}"])
+    assert cli.claim_run_dir([f"hydra.run.dir={tmp_path / 'c'}"])  # room enough: accepted

@@ -73,6 +73,25 @@ def test_checkpoint_round_trip_and_atomic_replace(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["last.pt"]  # no temporary files left
 
 
+def test_a_flipped_bit_in_a_weight_is_refused_and_an_older_checkpoint_still_loads(tmp_path):
+    import torch
+
+    path = tmp_path / "last.pt"
+    weight = torch.full((64,), 0.5)
+    payload = {"model": {"w": weight}, "optimizer": {}, "frames": 7, "wall_time": 1.5,
+               "generation": 0, "config": {"lr": 0.1}}
+    save_checkpoint(path, payload)
+    data = bytearray(path.read_bytes())
+    at = bytes(data).find(weight.numpy().tobytes())  # the tensor's record, stored raw
+    assert at > 0
+    data[at + 2] ^= 0x01  # 0.5 becomes another number: torch itself would load it
+    path.write_bytes(bytes(data))
+    with pytest.raises(UserError, match="do not match the SHA-256 written with them"):
+        load_checkpoint(path)
+    torch.save({"format": 1, **payload}, path)  # as written before checkpoints had a digest
+    assert torch.equal(load_checkpoint(path)["model"]["w"], weight)
+
+
 def test_checkpoint_without_the_expected_keys_is_refused(tmp_path):
     import torch
 
@@ -105,3 +124,26 @@ def test_garbage_is_a_corrupt_checkpoint_in_one_line_without_torchs_advice(tmp_p
         load_checkpoint(path)
     assert str(err.value).startswith(f"corrupt checkpoint {path}: ")
     assert "weights_only" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_on_a_full_disk_the_status_is_overwritten_in_place_and_no_temporary_is_left(
+        tmp_path, monkeypatch):
+    import errno
+    import json
+    import os
+
+    from asyncrl import run_status
+
+    run_status.write_status(tmp_path, "running", frames=0)
+
+    def no_room(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(run_status.os, "replace", no_room)
+    run_status.write_status(tmp_path, "failed", reason="No space left on device", frames=12)
+    assert json.loads((tmp_path / "status.json").read_text())["status"] == "failed"
+    assert sorted(os.listdir(tmp_path)) == ["status.json"]
+    monkeypatch.setattr(run_status, "IN_PLACE_BYTES", 10)  # more than the file's first block
+    with pytest.raises(OSError, match="No space left"):
+        run_status.write_status(tmp_path, "failed", reason="x", frames=13)
+    assert json.loads((tmp_path / "status.json").read_text())["frames"] == 12  # untouched

@@ -17,6 +17,7 @@ import pytest
 
 from asyncrl.config import validate
 from asyncrl.envs.torcs import protocol as p
+from asyncrl.envs.torcs import race as race_module
 from asyncrl.envs.torcs.controls import (
     StuckClock,
     continuous_command,
@@ -146,9 +147,16 @@ def test_view_turns_with_the_car():
 
 
 # -- wire format -----------------------------------------------------------------------
-def fake_hello(n: int = 3, magic: int = p.MAGIC) -> bytes:
+SECRET = bytes(range(p.SECRET_BYTES))
+
+
+def greeting(secret: bytes = SECRET, magic: int = p.MAGIC, version: int = p.VERSION) -> bytes:
+    return struct.pack(f"=2i{p.SECRET_BYTES}s", magic, version, secret)
+
+
+def fake_track(n: int = 3) -> bytes:
     points = np.arange(n * 7, dtype=np.float64)
-    return struct.pack("=3i2d", magic, p.VERSION, n, 2057.5, 15.0) + points.tobytes()
+    return struct.pack("=i2d", n, 2057.5, 15.0) + points.tobytes()
 
 
 def test_link_reads_track_and_state_and_sends_actions():
@@ -157,7 +165,8 @@ def test_link_reads_track_and_state_and_sends_actions():
     state = np.zeros(p.STATE_DOUBLES)
     state[p.SPEED_X], state[p.N_OPPONENTS] = 12.5, 2
     state[p.OWN_DOUBLES + p.OPP_X] = 7.0
-    theirs.sendall(fake_hello() + state.tobytes())
+    theirs.sendall(greeting() + fake_track() + state.tobytes())
+    link.greet(SECRET)
     track = link.receive_track()
     assert track.left.shape == (3, 3) and track.length == 2057.5
     assert track.right[1].tolist() == [10.0, 11.0, 12.0] and track.distance[2] == 20.0
@@ -171,12 +180,23 @@ def test_link_reads_track_and_state_and_sends_actions():
         link.receive_state()
 
 
-def test_link_refuses_another_protocol_and_times_out():
+@pytest.mark.parametrize("hello, refusal", [
+    (greeting(secret=bytes(p.SECRET_BYTES)), p.NotOurDriver),   # the wrong secret
+    (greeting(magic=0x1234), p.NotOurDriver),                   # not our protocol at all
+    (b"GET / HTTP/1.0\r\n\r\n" + bytes(8), p.NotOurDriver),
+    (greeting(version=1), p.DriverGone),  # our driver, built before the secret: rebuild it
+])
+def test_greeting_refuses_all_but_this_races_driver(hello, refusal):
     ours, theirs = socket.socketpair()
-    theirs.sendall(fake_hello(magic=0x1234))
-    with pytest.raises(p.DriverGone, match="asyncrl-torcs install"):
-        p.DriverLink(ours, timeout=5).receive_track()
-    ours, theirs = socket.socketpair()
+    theirs.sendall(hello)
+    with pytest.raises(refusal) as caught:
+        p.DriverLink(ours, timeout=5).greet(SECRET)
+    if refusal is p.DriverGone:
+        assert "asyncrl-torcs install" in str(caught.value)
+
+
+def test_link_times_out_when_the_driver_goes_quiet():
+    ours, _theirs = socket.socketpair()
     with pytest.raises(p.DriverGone, match="stopped answering"):
         p.DriverLink(ours, timeout=0.2).receive_state()
 
@@ -184,7 +204,7 @@ def test_link_refuses_another_protocol_and_times_out():
 def test_link_bounds_every_length_it_reads_from_the_wire():
     ours, theirs = socket.socketpair()
     # a track of 2**31 - 1 points would be a ~120 GB buffer: refused before allocating it
-    theirs.sendall(struct.pack("=3i2d", p.MAGIC, p.VERSION, 2**31 - 1, 1.0, 1.0))
+    theirs.sendall(struct.pack("=i2d", 2**31 - 1, 1.0, 1.0))
     with pytest.raises(p.DriverGone, match="claims a track of 2147483647 points"):
         p.DriverLink(ours, timeout=5).receive_track()
     ours, theirs = socket.socketpair()
@@ -193,6 +213,32 @@ def test_link_bounds_every_length_it_reads_from_the_wire():
     theirs.sendall(state.tobytes())
     with pytest.raises(p.DriverGone, match="claims 1000000000.0 opponents"):
         p.DriverLink(ours, timeout=5).receive_state()
+
+
+def test_the_race_port_takes_only_the_connection_with_the_secret(monkeypatch):
+    """Strangers connect first (one silent, one with a guessed secret, one with a fake track);
+    the race still reads the real driver's track, and says how many it turned away."""
+    monkeypatch.setattr(race_module, "GREETING_SECONDS", 0.5)
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    address = server.getsockname()
+    strangers = [socket.create_connection(address) for _ in range(3)]
+    strangers[1].sendall(greeting(secret=b"x" * p.SECRET_BYTES) + fake_track(2**20))
+    strangers[2].sendall(greeting(secret=SECRET[::-1]))
+    driver = socket.create_connection(address)
+    driver.sendall(greeting() + fake_track(4))
+    link = race_module.accept_driver(server, SECRET, timeout=10)
+    assert link.receive_track().left.shape == (4, 3)
+    for conn in (*strangers, driver):
+        conn.close()
+    link.close()
+    with pytest.raises(p.DriverGone, match=r"within 1 s \(1 connection\(s\) without the race's"):
+        lone = socket.create_connection(address)
+        lone.sendall(greeting(secret=bytes(p.SECRET_BYTES)))
+        race_module.accept_driver(server, SECRET, timeout=1)
+    lone.close()
+    server.close()
 
 
 # -- the env's logic against a simulated driver -----------------------------------------
@@ -211,11 +257,12 @@ class SimulatedRace:
         ours, theirs = socket.socketpair()
         left, right = straight_track()
         points = np.concatenate([left, right, left[:, :1]], axis=1)
-        hello = struct.pack("=3i2d", p.MAGIC, p.VERSION, len(points), 400.0, 12.0)
-        theirs.sendall(hello + points.tobytes())
+        track = struct.pack("=i2d", len(points), 400.0, 12.0)
+        theirs.sendall(greeting() + track + points.tobytes())
         self._thread = threading.Thread(target=self._drive, args=(theirs,), daemon=True)
         self._thread.start()
         self.link = p.DriverLink(ours, timeout=5)
+        self.link.greet(SECRET)
         return self.link.receive_track()
 
     def _drive(self, conn):

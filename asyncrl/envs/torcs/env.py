@@ -41,6 +41,10 @@ from asyncrl.envs.torcs.render import render_view
 START_ATTEMPTS = 3
 
 
+class RaceStartFailed(RuntimeError):
+    """TORCS did not start a race in START_ATTEMPTS tries."""
+
+
 class TorcsEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
 
@@ -87,7 +91,7 @@ class TorcsEnv(gym.Env):
             except p.DriverGone as exc:
                 self.restarts += 1
                 if attempt == START_ATTEMPTS - 1:
-                    raise RuntimeError(f"TORCS failed to start a race {START_ATTEMPTS} times: "
+                    raise RaceStartFailed(f"TORCS failed to start a race {START_ATTEMPTS} times: "
                                        f"{exc}") from exc
         self.steps = 0
         self.distance = 0.0

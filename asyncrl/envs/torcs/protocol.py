@@ -1,12 +1,18 @@
 """The wire format between a worker and the driver module inside TORCS (driver/asyncrl.cpp).
 
 Both ends run on one machine, so numbers travel in native byte order. The driver connects
-once per race, sends the track's geometry, then one state per agent step, and waits for
-the action to hold for the next ``repeat`` simulation steps.
+once per race, proves it is the driver of this race with the race's secret, sends the
+track's geometry, then one state per agent step, and waits for the action to hold for the
+next ``repeat`` simulation steps.
+
+The port is open to every local user, so the first connection is not trusted: the worker
+hands TORCS a random secret through its environment (readable only by the same user) and
+drops any connection that does not present it.
 """
 
 from __future__ import annotations
 
+import hmac
 import socket
 import struct
 from dataclasses import dataclass
@@ -15,7 +21,10 @@ from functools import cached_property
 import numpy as np
 
 MAGIC = 0x41524C54
-VERSION = 1
+VERSION = 2  # 2: the greeting carries the race's secret
+SECRET_BYTES = 16
+SECRET_ENV = "ASYNCRL_TORCS_SECRET"  # hex, read by the driver
+PORT_ENV = "ASYNCRL_TORCS_PORT"
 MAX_OPPONENTS = 16
 MAX_TRACK_POINTS = 50_000  # samples every ~2 m: a 100 km track
 OWN_DOUBLES = 24
@@ -29,12 +38,17 @@ CAR_LENGTH, CAR_WIDTH, PITCH, ROLL, LAP_TIME, N_OPPONENTS = range(18, 24)
 # per opponent, from OWN_DOUBLES on
 OPP_X, OPP_Y, OPP_Z, OPP_YAW, OPP_LENGTH, OPP_WIDTH, OPP_DIST, OPP_STATE = range(8)
 
-_HEADER = struct.Struct("=3i2d")
+_GREETING = struct.Struct(f"=2i{SECRET_BYTES}s")
+_TRACK_HEADER = struct.Struct("=i2d")
 _ACTION = struct.Struct("=4d")
 
 
 class DriverGone(ConnectionError):
     """TORCS closed the connection or stopped answering."""
+
+
+class NotOurDriver(ConnectionError):
+    """A connection to the race's port that is not this race's driver."""
 
 
 @dataclass(frozen=True)
@@ -89,13 +103,26 @@ class DriverLink:
                 raise DriverGone("TORCS closed the connection")
             view = view[n:]
 
+    def greet(self, secret: bytes) -> None:
+        """Read the greeting: NotOurDriver unless it carries this race's secret."""
+        greeting = bytearray(_GREETING.size)
+        try:
+            self._recv_into(memoryview(greeting))
+        except DriverGone as exc:
+            raise NotOurDriver(f"a connection sent no greeting ({exc})") from exc
+        magic, version, presented = _GREETING.unpack(greeting)
+        if magic != MAGIC:
+            raise NotOurDriver("a connection did not speak the driver's protocol")
+        if version != VERSION:
+            raise DriverGone(f"the TORCS driver speaks protocol {version}, not {VERSION}: "
+                             "rebuild it with `asyncrl-torcs install`")
+        if not hmac.compare_digest(presented, secret):
+            raise NotOurDriver("a connection presented the wrong secret")
+
     def receive_track(self) -> TrackGeometry:
-        header = bytearray(_HEADER.size)
+        header = bytearray(_TRACK_HEADER.size)
         self._recv_into(memoryview(header))
-        magic, version, n_points, length, width = _HEADER.unpack(header)
-        if magic != MAGIC or version != VERSION:
-            raise DriverGone(f"the TORCS driver speaks protocol {version:#x}/{magic:#x}, not "
-                             f"{VERSION}: rebuild it with `asyncrl-torcs install`")
+        n_points, length, width = _TRACK_HEADER.unpack(header)
         if not 2 <= n_points <= MAX_TRACK_POINTS:  # a length read from the wire: bound it
             raise DriverGone(f"the TORCS driver claims a track of {n_points} points; a real "
                              f"one has 2 to {MAX_TRACK_POINTS:,}")

@@ -9,17 +9,29 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from asyncrl.envs.torcs.paths import DRIVER_NAME, TorcsPaths
-from asyncrl.envs.torcs.protocol import DriverGone, DriverLink, TrackGeometry
+from asyncrl.envs.torcs.protocol import (
+    PORT_ENV,
+    SECRET_BYTES,
+    SECRET_ENV,
+    DriverGone,
+    DriverLink,
+    NotOurDriver,
+    TrackGeometry,
+)
+
+GREETING_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,34 @@ def driver_xml(car: str) -> str:
     return _param_file(DRIVER_NAME, body).replace('type="param" mode="mw"', 'type="robotdef"')
 
 
+def accept_driver(server: socket.socket, secret: bytes, timeout: float) -> DriverLink:
+    """The first connection to ``server`` that presents ``secret`` within ``timeout``
+    seconds; any other is closed unread beyond its greeting."""
+    deadline = time.monotonic() + timeout
+    strangers = 0
+    while (left := deadline - time.monotonic()) > 0:
+        server.settimeout(left)
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            break
+        # the driver greets as soon as it connects; a silent stranger gets a few seconds
+        link = DriverLink(conn, min(left, GREETING_SECONDS))
+        try:
+            link.greet(secret)
+        except NotOurDriver:
+            link.close()
+            strangers += 1
+            continue
+        except DriverGone:
+            link.close()
+            raise
+        link.conn.settimeout(timeout)
+        return link
+    refused = f" ({strangers} connection(s) without the race's secret refused)" if strangers else ""
+    raise DriverGone(f"TORCS did not start a race within {timeout:.0f} s{refused}")
+
+
 @dataclass
 class TorcsRace:
     """A running TORCS process and the connection to our driver inside it."""
@@ -111,12 +151,13 @@ class TorcsRace:
         """Launch TORCS, wait for our driver to connect and read the track."""
         self.stop()
         local = self._make_local_dir()
+        secret = secrets.token_bytes(SECRET_BYTES)
         server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             server.bind(("127.0.0.1", 0))  # the OS picks a free port: one per race
-            server.listen(1)
-            server.settimeout(self.timeout)
-            env = dict(os.environ, ASYNCRL_TORCS_PORT=str(server.getsockname()[1]))
+            server.listen(8)  # our driver queues while a stranger's connection is dropped
+            env = dict(os.environ, **{PORT_ENV: str(server.getsockname()[1]),
+                                      SECRET_ENV: secret.hex()})
             env["LD_LIBRARY_PATH"] = ":".join(
                 p for p in (str(self.paths.shared_libs), os.environ.get("LD_LIBRARY_PATH")) if p)
             with open(local / "torcs.log", "wb") as log:
@@ -126,15 +167,13 @@ class TorcsRace:
                     cwd=self.paths.data, env=env, stdin=subprocess.DEVNULL, stdout=log,
                     stderr=subprocess.STDOUT, start_new_session=True)
             try:
-                conn, _ = server.accept()
-            except TimeoutError as exc:
+                self.link = accept_driver(server, secret, self.timeout)
+            except DriverGone as exc:
                 output = self.log_tail()
                 self.stop()  # a TORCS that never connected must not outlive the attempt
-                raise DriverGone(f"TORCS did not start a race within {self.timeout:.0f} s; "
-                                 f"its output: {output}") from exc
+                raise DriverGone(f"{exc}; its output: {output}") from exc
         finally:
             server.close()
-        self.link = DriverLink(conn, self.timeout)
         try:
             return self.link.receive_track()
         except DriverGone:

@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 
+from asyncrl.envs.torcs.env import RaceStartFailed
 from asyncrl.errors import UserError
 
 SETTINGS = ("slow_car", "slow_car_bots", "fast_car", "fast_car_bots")
@@ -100,3 +101,6 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as exc:
         print(f"asyncrl-torcs: {exc}", file=sys.stderr)
         sys.exit(2)
+    except RaceStartFailed as exc:  # what a check is for: say it in a line, not a traceback
+        print(f"asyncrl-torcs: {exc}", file=sys.stderr)
+        sys.exit(1)

@@ -2,13 +2,16 @@
 // TCP socket and drives with the steering, throttle and brake it answers.
 //
 // Protocol (native byte order, both ends on one machine):
-//   hello (driver -> python, once per race): int32 magic, int32 version, int32 n_points,
+//   greeting (driver -> python, on connecting): int32 magic, int32 version, then the race's
+//     16-byte secret, which proves to python that this connection is its race's driver.
+//   track (driver -> python, once per race): int32 n_points,
 //     float64 track_length, float64 track_width, then n_points x 7 float64
 //     (left x, y, z, right x, y, z, distance from the start line) sampled along the track.
 //   state (driver -> python, after each action has been held for its repeat count):
 //     STATE_DOUBLES float64, laid out as in state_layout.py.
 //   action (python -> driver): float64 steer, accel, brake, repeat.
-// The port comes from ASYNCRL_TORCS_PORT. If the Python end goes away, TORCS exits:
+// The port comes from ASYNCRL_TORCS_PORT and the secret, as 32 hex digits, from
+// ASYNCRL_TORCS_SECRET. If the Python end goes away, TORCS exits:
 // a race nobody drives must not outlive its worker.
 
 #include <arpa/inet.h>
@@ -29,7 +32,8 @@
 #include <track.h>
 
 static const int MAGIC = 0x41524c54;  // "TLRA"
-static const int VERSION = 1;
+static const int VERSION = 2;
+static const int SECRET_BYTES = 16;
 static const int MAX_OPPONENTS = 16;
 static const int OWN_DOUBLES = 24;
 static const int OPPONENT_DOUBLES = 8;
@@ -67,6 +71,21 @@ static void recv_all(void *buf, size_t len) {
     }
 }
 
+static void send_greeting() {
+    const char *hex = getenv("ASYNCRL_TORCS_SECRET");
+    if (hex == NULL || strlen(hex) != 2 * (size_t)SECRET_BYTES)
+        die("ASYNCRL_TORCS_SECRET is not set");
+    unsigned char secret[SECRET_BYTES];
+    for (int i = 0; i < SECRET_BYTES; i++) {
+        unsigned int byte;
+        if (sscanf(hex + 2 * i, "%2x", &byte) != 1) die("ASYNCRL_TORCS_SECRET is not hex");
+        secret[i] = (unsigned char)byte;
+    }
+    int greeting[2] = {MAGIC, VERSION};
+    send_all(greeting, sizeof(greeting));
+    send_all(secret, sizeof(secret));
+}
+
 static void connect_to_python() {
     const char *port = getenv("ASYNCRL_TORCS_PORT");
     if (port == NULL) die("ASYNCRL_TORCS_PORT is not set");
@@ -80,6 +99,7 @@ static void connect_to_python() {
     addr.sin_port = htons((unsigned short)atoi(port));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0) die("cannot connect to python");
+    send_greeting();
 }
 
 // Both borders and the ground height, every SAMPLE_SPACING metres of the centre line.
@@ -90,9 +110,8 @@ static void send_track() {
         seg = seg->next;
         n_points += (int)ceil(seg->length / SAMPLE_SPACING);
     }
-    int header[3] = {MAGIC, VERSION, n_points};
     double sizes[2] = {track_->length, track_->width};
-    send_all(header, sizeof(header));
+    send_all(&n_points, sizeof(n_points));
     send_all(sizes, sizeof(sizes));
     double *points = (double *)malloc(sizeof(double) * 7 * (size_t)n_points);
     int k = 0;

@@ -1,0 +1,93 @@
+"""What the fault suite and the soak read of a run: its processes, and its logs' health."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+LOGS = ("episodes.csv", "updates.csv", "eval.csv")
+REORDER_SLACK = 1_000  # frames two workers' rows may arrive out of order by
+
+
+def children(pid: int) -> list[int]:
+    """Live (not zombie) child processes of ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def is_spawned_child(pid: int) -> bool:
+    """A worker or the evaluator (multiprocessing's spawn), not TORCS or a shell."""
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+@dataclass
+class LogHealth:
+    """One CSV log: is it whole, and does any frame appear twice.
+
+    T only grows, but for the order in which two workers' messages arrive (a few steps):
+    rows logged after a checkpoint and again after the resume would show as T falling back
+    to the checkpoint's by more than REORDER_SLACK."""
+
+    name: str
+    rows: int
+    ends_whole: bool        # the last line is complete
+    broken_rows: int        # rows with a missing field
+    largest_fallback: int   # frames T fell back by, at most
+    fallbacks: int          # times T fell back by more than REORDER_SLACK
+    frames: list[int]
+
+    @property
+    def logged_twice(self) -> bool:
+        return self.fallbacks > 0
+
+
+def log_health(path: Path) -> LogHealth:
+    text = path.read_text() if path.exists() else ""
+    rows = list(csv.DictReader(text.splitlines()))
+    broken = sum(1 for r in rows if None in r.values() or not r.get("frames"))
+    frames = [int(r["frames"]) for r in rows if r.get("frames")]
+    drops = [a - b for a, b in zip(frames, frames[1:], strict=False) if b < a]
+    return LogHealth(name=path.name, rows=len(rows), ends_whole=not text or text.endswith("\n"),
+                     broken_rows=broken, largest_fallback=max(drops, default=0),
+                     fallbacks=sum(1 for d in drops if d >= REORDER_SLACK), frames=frames)
+
+
+def largest_episode_gap(run_dir: Path, workers: int) -> tuple[int, int]:
+    """The largest T between two consecutive episode ends, and the most it can be when
+    none is missing: every worker in the middle of its longest episode, plus one more for
+    the unfinished episode of a worker killed in between."""
+    rows = list(csv.DictReader((run_dir / "episodes.csv").read_text().splitlines()))
+    frames = sorted(int(r["frames"]) for r in rows)
+    gap = max((b - a for a, b in zip(frames, frames[1:], strict=False)), default=0)
+    longest = max((int(r["episode_frames"]) for r in rows), default=0)
+    return gap, (workers + 1) * longest + REORDER_SLACK
