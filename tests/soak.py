@@ -65,9 +65,11 @@ class Soak:
         self.kills: list[dict[str, Any]] = []
         self.memory: list[dict[str, Any]] = []
         self.output = (run_dir.parent / f"{run_dir.name}.out").open("ab")
+        # restarts unbounded: here each kill is the test, not a worker that keeps crashing
+        self.run_args = ["log.progress=false", "max_worker_restarts=100000"]
         self.first_args = ["env=atari/pong", f"workers={WORKERS}", "total_frames=1_000_000_000",
-                           "log.progress=false", "eval.interval_frames=200_000",
-                           "eval.episodes=1", "checkpoint.interval_seconds=90",
+                           "eval.interval_frames=200_000", "eval.episodes=1",
+                           "checkpoint.interval_seconds=90", *self.run_args,
                            f"hydra.run.dir={run_dir}"]
 
     def run(self) -> dict[str, Any]:
@@ -112,7 +114,7 @@ class Soak:
                 time.sleep(0.2)
             kill["orphans_left"] = sum(alive(p) for p in orphans)
             self.kills.append(kill)
-            return _launch([f"resume={self.run_dir}", "log.progress=false"], self.output)
+            return _launch([f"resume={self.run_dir}", *self.run_args], self.output)
         found = _named(proc.pid, EVALUATOR_NAME if what == "evaluator" else "asyncrl-w")
         if found:  # none while the evaluator is being restarted, say: no kill this time
             os.kill(self.rng.choice(found), signal.SIGKILL)
@@ -178,6 +180,33 @@ def verdict(figures: dict[str, Any]) -> list[str]:
     return [p for p in problems if p]
 
 
+def plot_memory(figures: dict[str, Any], path: Path) -> None:
+    """Each process's memory over the soak, with the kills marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    samples = figures["memory_samples"]
+    minutes = [s["t"] / 60 for s in samples]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.plot(minutes, [s["launcher"] for s in samples], ".", ms=3, label="launcher")
+    ax.plot([m for m, s in zip(minutes, samples, strict=True) for _ in s["children"]],
+            [c for s in samples for c in s["children"]], ".", ms=3,
+            label="workers and evaluator")
+    for kill in figures["kills"]:
+        ax.axvline(kill["t"] / 60, color={"worker": "tab:gray", "evaluator": "tab:green",
+                                          "launcher": "tab:red"}[kill["what"]], lw=0.8)
+    ax.set_xlabel("minutes (lines: kill -9 of a worker, the evaluator, the launcher)")
+    ax.set_ylabel("resident memory (MB)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right")
+    ax.set_title(f"soak: Pong, {WORKERS} workers, T = {figures['frames']:,} frames")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.soak", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -192,6 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     args.run_dir.parent.mkdir(parents=True, exist_ok=True)
     figures = Soak(args.run_dir.resolve(), args.minutes, args.kill_every, args.seed).run()
     (args.run_dir / "soak.json").write_text(json.dumps(figures, indent=1))
+    plot_memory(figures, args.run_dir / "soak_memory.png")
     shown = {k: v for k, v in figures.items() if k != "memory_samples"}
     print(json.dumps(shown, indent=1))
     problems = verdict(figures)
