@@ -224,7 +224,9 @@ def test_the_race_port_takes_only_the_connection_with_the_secret(monkeypatch):
     server.listen(8)
     address = server.getsockname()
     strangers = [socket.create_connection(address) for _ in range(3)]
-    strangers[1].sendall(greeting(secret=b"x" * p.SECRET_BYTES) + fake_track(2**20))
+    # a guessed secret, then the header of a track too big to read (nothing reads it)
+    strangers[1].sendall(greeting(secret=b"x" * p.SECRET_BYTES)
+                         + struct.pack("=i2d", p.MAX_TRACK_POINTS, 1.0, 1.0))
     strangers[2].sendall(greeting(secret=SECRET[::-1]))
     driver = socket.create_connection(address)
     driver.sendall(greeting() + fake_track(4))
