@@ -6,7 +6,7 @@ import gymnasium as gym
 import pytest
 
 from asyncrl.cli import compose_config
-from asyncrl.config import validate
+from asyncrl.config import SCHEMAS, validate
 from asyncrl.envs import make_env
 from asyncrl.envs.atari import known_games
 from asyncrl.errors import UserError
@@ -168,3 +168,39 @@ def test_the_worker_limit_follows_cores_and_available_memory(monkeypatch):
     assert limit == 4 and "2.0 GiB of memory available" in why  # 2 GiB / 0.45 GB
     monkeypatch.setattr(config, "available_memory", lambda: 1e8)
     assert config.worker_limit()[0] == 1  # one worker is always allowed to try
+
+
+def _yaml_values(group: str, option: str) -> dict:
+    """The values an option's YAML sets, its group's shared file (``_value_based``) first."""
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.to_container(OmegaConf.load(CONF / group / f"{option}.yaml"))
+    values: dict = {}
+    for entry in raw.pop("defaults", []):
+        if isinstance(entry, str) and entry.startswith(f"/{group}/_"):
+            values.update(_yaml_values(group, entry.split("/")[-1].split("@")[0]))
+    return {**values, **raw}
+
+
+@pytest.mark.parametrize(("group", "option"), [
+    (group, option) for group in ("algo", "network", "optimizer")
+    for option in sorted(SCHEMAS[group])])
+def test_each_default_in_a_yaml_agrees_with_its_schema(group, option):
+    """Most defaults stand twice, in the commented YAML and in the schema dataclass; a value
+    changed in one place only would make the two disagree about what a run used. (A value
+    the YAML takes from the environment, ``${env...}``, is the domain's, not a copy.)"""
+    import dataclasses
+
+    values = _yaml_values(group, option)
+    drift = {}
+    for field in dataclasses.fields(SCHEMAS[group][option]):
+        if field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            default = field.default
+        written = values.get(field.name, default)
+        if isinstance(written, str) and written.startswith("${env."):
+            continue
+        if written != default:
+            drift[field.name] = (written, default)
+    assert not drift, f"conf/{group}/{option}.yaml against its schema (yaml, schema): {drift}"
