@@ -159,10 +159,10 @@ class Launcher:
                     self._run_processes(supervision)
             except KeyboardInterrupt as stop:
                 log.warning("interrupted: stopping the workers and saving a checkpoint")
-                code, status, reason = ((EXIT_TERMINATED, run_status.INTERRUPTED,
-                                         "terminated (SIGTERM)") if isinstance(stop, Terminated)
-                                        else (EXIT_INTERRUPTED, run_status.INTERRUPTED,
-                                              "interrupted"))
+                status = run_status.INTERRUPTED
+                code, reason = ((EXIT_TERMINATED, "terminated (SIGTERM)")
+                                if isinstance(stop, Terminated)
+                                else (EXIT_INTERRUPTED, "interrupted"))
             except RunDiverged as diverged:
                 log.error("the run diverged: %s", diverged)
                 code, status, reason = EXIT_DIVERGED, run_status.DIVERGED, str(diverged)

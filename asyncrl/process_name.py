@@ -10,10 +10,11 @@ import contextlib
 from pathlib import Path
 
 COMM_LIMIT = 15  # the kernel keeps this many bytes of a task's name
+WORKER_PREFIX = "asyncrl-w"
 
 
 def worker_name(worker_id: int) -> str:
-    return f"asyncrl-w{worker_id}"
+    return f"{WORKER_PREFIX}{worker_id}"
 
 
 EVALUATOR_NAME = "asyncrl-eval"

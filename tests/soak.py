@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from asyncrl.process_name import EVALUATOR_NAME
+from asyncrl.process_name import EVALUATOR_NAME, WORKER_PREFIX
 from tests.run_files import (
     LOGS,
     alive,
@@ -115,7 +115,7 @@ class Soak:
             kill["orphans_left"] = sum(alive(p) for p in orphans)
             self.kills.append(kill)
             return _launch([f"resume={self.run_dir}", *self.run_args], self.output)
-        found = _named(proc.pid, EVALUATOR_NAME if what == "evaluator" else "asyncrl-w")
+        found = _named(proc.pid, EVALUATOR_NAME if what == "evaluator" else WORKER_PREFIX)
         if found:  # none while the evaluator is being restarted, say: no kill this time
             os.kill(self.rng.choice(found), signal.SIGKILL)
             self.kills.append(kill)
