@@ -32,7 +32,7 @@ def content_digest(payload: Any) -> str:
         if isinstance(value, torch.Tensor):
             flat = value.detach().cpu().contiguous().reshape(-1)
             digest.update(f"T{flat.dtype}{tuple(value.shape)}:".encode())
-            digest.update(memoryview(flat.view(torch.uint8).numpy()))  # the buffer, not a copy
+            digest.update(flat.view(torch.uint8).numpy().data)  # the buffer, not a copy
         elif isinstance(value, dict):
             digest.update(b"{")
             for key in sorted(value, key=repr):
