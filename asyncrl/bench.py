@@ -19,19 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from asyncrl.algos import ALGORITHMS, build_algorithm
+from asyncrl.algos import ALGORITHMS
 from asyncrl.cli import compose_config
 from asyncrl.config import register_schemas
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
 from asyncrl.launcher import START_METHOD, build_shared_state
-from asyncrl.nets import build_model
-from asyncrl.optim import build_optimizer, clip_grad_norm
-from asyncrl.worker import Actor, WorkerSpec, worker_process
+from asyncrl.worker import WorkerSpec, build_worker_parts, learning_step, worker_process
 
 WARMUP_S = 5.0
 
@@ -118,54 +115,89 @@ class TimedEnv(gym.Wrapper):
             self.seconds += time.perf_counter() - start
 
 
+PHASES = ("sync", "act", "env", "loss+backward", "clip", "optimizer")
+
+
 def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
-    """Where one worker's time goes: the worker loop's own pieces, timed in this process."""
+    """Where one worker's time goes: the worker's own ``learning_step``, timed phase by phase
+    in this process, with the environments' share taken out of acting."""
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
-    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0))
-    actor = Actor(cfg, 0, algorithm)
-    actor.env = timed = TimedEnv(actor.env)
-    shared = build_model(cfg, actor.env.observation_space, actor.env.action_space)
-    local = build_model(cfg, actor.env.observation_space, actor.env.action_space)
-    optimizer = build_optimizer(cfg.optimizer, shared.parameters())
-    local_params, shared_params = list(local.parameters()), list(shared.parameters())
-    target = build_model(cfg, actor.env.observation_space, actor.env.action_space)
-    t_max = algorithm.segment_steps
-    obs_buf = torch.zeros((t_max + 1, *np.shape(actor.obs)), dtype=torch.uint8)
-    action_buf = torch.zeros(t_max, dtype=torch.int64)
-    spent = dict.fromkeys(("sync", "act", "env", "loss+backward", "clip", "optimizer"), 0.0)
+    parts = build_worker_parts(WorkerSpec(0), cfg, build_shared_state(cfg))
+    timed = []
+    for actor in parts.actors.members:
+        actor.env = TimedEnv(actor.env)
+        timed.append(actor.env)
+    spent = dict.fromkeys(PHASES, 0.0)
     clock = time.perf_counter
+    last = clock()
+
+    def lap(phase: str) -> None:
+        nonlocal last
+        now = clock()
+        spent[phase] += now - last
+        last = now
+
+    def env_seconds() -> float:
+        return sum(env.seconds for env in timed)
+
     # the warm-up keeps one-off costs (numba loading the optimizer's kernel, first-touch of
     # buffers) out of the split, as training_fps keeps them out of its rate
     start = clock() + WARMUP_S
     while clock() - start < seconds:
         if clock() < start:
             spent = dict.fromkeys(spent, 0.0)
-        t0 = clock()
-        with torch.no_grad():
-            for mine, theirs in zip(local_params, shared_params, strict=True):
-                mine.copy_(theirs)
-        t1 = clock()
-        env_before = timed.seconds
-        segment = actor.rollout(local, obs_buf, action_buf, t_max, 0)
-        if segment.episode_over:
-            actor.finish_episode()
-        t2 = clock()
-        loss, _ = algorithm.loss(local, target, segment.batch(obs_buf, action_buf))
-        grads = torch.autograd.grad(loss, local_params)
-        t3 = clock()
-        clip_grad_norm(grads, cfg.algo.max_grad_norm)
-        t4 = clock()
-        optimizer.step(grads, cfg.lr)
-        env_time = timed.seconds - env_before
-        spent["sync"] += t1 - t0
-        spent["env"] += env_time
-        spent["act"] += t2 - t1 - env_time
-        spent["loss+backward"] += t3 - t2
-        spent["clip"] += t4 - t3
-        spent["optimizer"] += clock() - t4
+        env_before = env_seconds()
+        last = clock()
+        segments, _ = learning_step(parts, 0, lap)
+        acting_env = env_seconds() - env_before
+        spent["act"] -= acting_env
+        for segment, actor in zip(segments, parts.actors.members, strict=True):
+            if segment.episode_over:
+                actor.finish_episode()
+        spent["env"] += env_seconds() - env_before
     elapsed = clock() - start
+    parts.actors.close()
     return {name: value / elapsed for name, value in spent.items()}
+
+
+SB3_ENVS = 16
+SB3_GAME = "PongNoFrameskip-v4"
+SB3_FRAME_SKIP = 4  # its AtariWrapper repeats each action for 4 frames, as ours does
+
+
+def sb3_a2c_fps(seconds: float, envs: int = SB3_ENVS) -> float | None:
+    """Frames/s of Stable-Baselines3's A2C on Pong with its own Atari wrappers and defaults,
+    ``envs`` environments in this process: what a user would run instead. None when SB3 is
+    not installed (``pip install 'asyncrl[bench]'``)."""
+    try:
+        import ale_py
+        from stable_baselines3 import A2C
+        from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.env_util import make_atari_env
+        from stable_baselines3.common.vec_env import VecFrameStack
+    except ImportError:
+        return None
+    gym.register_envs(ale_py)
+    marks: dict[str, tuple[float, int]] = {}
+
+    class Stopwatch(BaseCallback):  # type: ignore[misc]
+        def _on_step(self) -> bool:
+            now = time.monotonic()
+            first = marks.setdefault("start", (now, self.num_timesteps))
+            if now - first[0] >= WARMUP_S and "warm" not in marks:
+                marks["warm"] = (now, self.num_timesteps)
+            marks["last"] = (now, self.num_timesteps)
+            return "warm" not in marks or now - marks["warm"][0] < seconds
+
+    env = VecFrameStack(make_atari_env(SB3_GAME, n_envs=envs, seed=0), n_stack=4)
+    try:
+        A2C("CnnPolicy", env, verbose=0, seed=0).learn(total_timesteps=10**12,
+                                                         callback=Stopwatch())
+    finally:
+        env.close()
+    (t0, steps0), (t1, steps1) = marks["warm"], marks["last"]
+    return (steps1 - steps0) * SB3_FRAME_SKIP / (t1 - t0)
 
 
 def machine() -> str:
@@ -181,26 +213,38 @@ def machine() -> str:
             f"torch {torch.__version__}")
 
 
-def run(workers: list[int], algos: list[str], seconds: float, overrides: list[str]
-        ) -> tuple[list[dict[str, Any]], dict[str, float]]:
+def run(workers: list[int], algos: list[str], seconds: float, overrides: list[str],
+        envs_per_worker: list[int] | None = None
+        ) -> tuple[list[dict[str, Any]], dict[str, float], float | None]:
+    """Rows of training against raw frames/s: every algorithm with one environment per
+    worker, and A3C with each k of ``envs_per_worker``; the phase split; SB3 A2C's rate."""
     register_schemas()
     rows: list[dict[str, Any]] = []
+    batched = [k for k in envs_per_worker or [] if k != 1]
     for n in workers:
         base = [f"workers={n}", "eval.episodes=0", "log.tensorboard=false",
                 "total_frames=1_000_000_000", *overrides]
         raw = raw_env_fps(compose_config(base, as_object=True), n, seconds)
         print(f"workers={n}: raw env {raw:,.0f} frames/s", flush=True)
-        for algo in algos:
-            cfg = compose_config([f"algo={algo}", *base], as_object=True)
+        runs = [(algo, 1) for algo in algos]
+        runs += [("a3c", k) for k in batched if "a3c" in algos]
+        for algo, k in runs:
+            cfg = compose_config([f"algo={algo}", f"envs_per_worker={k}", *base],
+                                 as_object=True)
             train = training_fps(cfg, seconds)
-            rows.append({"algo": algo, "workers": n, "raw": raw, "train": train,
+            rows.append({"algo": algo, "workers": n, "envs": k, "raw": raw, "train": train,
                          "ratio": train / raw})
-            print(f"workers={n}: {algo} training {train:,.0f} frames/s, ratio "
-                  f"{train / raw:.3f}", flush=True)
+            print(f"workers={n}, envs_per_worker={k}: {algo} training {train:,.0f} frames/s, "
+                  f"ratio {train / raw:.3f}", flush=True)
+    peer = sb3_a2c_fps(seconds)
+    if peer is None:
+        print("Stable-Baselines3 is not installed: no peer row (pip install 'asyncrl[bench]')")
+    else:
+        print(f"SB3 A2C, {SB3_ENVS} environments: {peer:,.0f} frames/s", flush=True)
     cfg = compose_config(["workers=1", *overrides], as_object=True)
     phases = phase_split(cfg, seconds)
     print("one A3C worker's time: " + ", ".join(f"{k} {v:.0%}" for k, v in phases.items()))
-    return rows, phases
+    return rows, phases, peer
 
 
 MAZE_LEVELS = ("small", "medium", "large")
@@ -309,7 +353,7 @@ def merge_sections(old: str, new: str) -> str:
 
 
 def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: float,
-             overrides: list[str], command: str) -> str:
+             overrides: list[str], command: str, peer: float | None = None) -> str:
     lines = [
         "## Training throughput on Atari Pong, feed-forward network",
         "",
@@ -319,19 +363,30 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
         "",
         "Raw env: the same preprocessing (max of two frames, grey 84x84, 4-stack, action "
         "repeat 4) with random actions, one environment per process, as many processes as "
-        "workers. Ratio: training frames/s over raw frames/s, measured in the same run.",
-        "",
-        "| algo | workers | raw env frames/s | training frames/s | training frames/s per worker "
-        "| ratio |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "workers. Ratio: training frames/s over raw frames/s, measured in the same run. "
+        "envs/worker: `envs_per_worker`, the environments each worker acts for in one batch "
+        "(1 is the paper's loop).",
     ]
+    columns = ["algo", "workers", "envs/worker", "raw env frames/s", "training frames/s",
+               "training frames/s per worker", "ratio"]
+    if peer is not None:
+        lines += ["", f"Peer: Stable-Baselines3 A2C (`CnnPolicy`, its defaults, "
+                  f"`make_atari_env('{SB3_GAME}', n_envs={SB3_ENVS})` with a 4-frame stack, "
+                  f"torch's default threads) made **{peer:,.0f} frames/s** in this run; "
+                  "the last column is each row over it."]
+        columns.append("× SB3 A2C")
+    lines += ["", "| " + " | ".join(columns) + " |",
+              "| --- | " + " | ".join("---:" for _ in columns[1:]) + " |"]
     for r in rows:
-        lines.append(f"| {r['algo']} | {r['workers']:.0f} | {r['raw']:,.0f} | {r['train']:,.0f} | "
-                     f"{r['train'] / r['workers']:,.0f} | {r['ratio']:.3f} |")
+        cells = [r["algo"], f"{r['workers']:.0f}", f"{r.get('envs', 1):.0f}", f"{r['raw']:,.0f}",
+                 f"{r['train']:,.0f}", f"{r['train'] / r['workers']:,.0f}", f"{r['ratio']:.3f}"]
+        if peer is not None:
+            cells.append(f"{r['train'] / peer:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Where one A3C worker's time goes (the worker loop's phases timed in one process, "
-        f"{seconds:g} s; fractions of wall time):",
+        "Where one A3C worker's time goes (the worker's own `learning_step` timed phase by "
+        f"phase in one process, one environment, {seconds:g} s; fractions of wall time):",
         "",
         "| " + " | ".join(phases) + " |",
         "| " + " | ".join("---:" for _ in phases) + " |",
@@ -345,6 +400,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--algos", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--envs-per-worker", type=int, nargs="+", default=[1, 4, 8, 16],
+                        help="A3C rows with each number of environments per worker")
     parser.add_argument("--output", type=Path, default=Path("docs/benchmarks.md"))
     parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS,
                         help="what to measure; the output file keeps the sections not measured")
@@ -353,8 +410,9 @@ def main(argv: list[str] | None = None) -> None:
     command = "nox -s bench" if argv is None else "python -m asyncrl.bench"
     text = "# Benchmarks\n\n"
     if "atari" in args.sections:
-        rows, phases = run(args.workers, args.algos, args.seconds, args.overrides)
-        text += markdown(rows, phases, args.seconds, args.overrides, command) + "\n"
+        rows, phases, peer = run(args.workers, args.algos, args.seconds, args.overrides,
+                                 args.envs_per_worker)
+        text += markdown(rows, phases, args.seconds, args.overrides, command, peer) + "\n"
     others = tuple(s for s in args.sections if s != "atari")
     if others:
         text += other_domains_markdown(other_domains(args.workers, args.seconds, others),

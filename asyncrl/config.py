@@ -317,6 +317,7 @@ class TrainConfig:
     optimizer: Any = MISSING
     lr: float = 7e-4
     workers: int = II("asyncrl.cpus:")
+    envs_per_worker: int = 1
     total_frames: int = 40_000_000
     lr_anneal_frames: int | None = None
     seed: int = 1
@@ -355,6 +356,8 @@ def register_schemas() -> None:
             cs.store(group=f"schema/{group}", name=name, node=node)
 
 
+# each environment is a live emulator (or a TORCS process); past this the batch stops paying
+MAX_ENVS_PER_WORKER = 256
 SEED_LIMIT = 2**32  # numpy's and torch's seeds are unsigned 32-bit numbers
 
 
@@ -379,6 +382,9 @@ def validate(cfg: Any) -> None:
     if cfg.workers > limit:
         raise UserError(f"workers={cfg.workers}: this machine holds at most {limit} "
                         f"({why})")
+    if not 1 <= cfg.envs_per_worker <= MAX_ENVS_PER_WORKER:
+        raise UserError(f"envs_per_worker={cfg.envs_per_worker}: must lie in "
+                        f"[1, {MAX_ENVS_PER_WORKER}] (1 is the paper's loop)")
     if cfg.total_frames <= 0:
         raise UserError(f"total_frames={cfg.total_frames}: must be a positive number of frames")
     if not _positive_finite(cfg.lr):

@@ -25,17 +25,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from asyncrl import messages
-from asyncrl.algos import SegmentBatch, build_algorithm
+from asyncrl.algos import build_algorithm
 from asyncrl.child_output import route_child_output
-from asyncrl.envs import episode_step_limit, frames_per_step, learning_terminal, make_env
-from asyncrl.nets import LSTMState, build_model, detach_state
+from asyncrl.envs import episode_step_limit
+from asyncrl.nets import build_model
 from asyncrl.nets.distributions import NonFiniteOutput
 from asyncrl.optim import annealed_lr, clip_grad_norm
 from asyncrl.process_name import name_this_process, worker_name
+from asyncrl.rollout import Actors, Segment
 from asyncrl.seeding import derive_seed
 from asyncrl.shared import START_GATE_S, SharedState
 
@@ -96,97 +96,75 @@ def worker_process(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any,
         raise SystemExit(1) from exc
 
 
+class Diverged(Exception):
+    """The update would write a non-finite value into the shared model."""
+
+
+def _no_lap(phase: str) -> None:
+    """What ``learning_step`` calls after each phase when nobody times it."""
+
+
 @dataclass
-class Segment:
-    """Up to t_max steps of one episode: what the loss needs, with rewards already clipped."""
+class WorkerParts:
+    """What one update touches: the worker's actors, its local model theta' and the shared
+    state. The worker loop and the benchmark's phase split both drive ``learning_step``."""
 
-    rewards: list[float]
-    terminals: list[bool]
-    episode_over: bool
-    start_state: LSTMState | None = None
-    next_action: int | None = None
+    cfg: Any
+    worker_id: int
+    algorithm: Any
+    actors: Actors
+    model: Any
+    shared: SharedState
 
-    @property
-    def steps(self) -> int:
-        return len(self.rewards)
-
-    def batch(self, obs_buf: torch.Tensor, action_buf: torch.Tensor) -> SegmentBatch:
-        return SegmentBatch(obs=obs_buf[: self.steps + 1], actions=action_buf[: self.steps],
-                            rewards=self.rewards, terminals=self.terminals,
-                            start_state=self.start_state, next_action=self.next_action)
+    def __post_init__(self) -> None:
+        self.local_params = list(self.model.parameters())
+        self.shared_params = list(self.shared.model.parameters())
+        self.target_interval = getattr(self.cfg.algo, "target_update_frames", 0)
 
 
-class Actor:
-    """One environment, its current observation, the recurrent state before that observation,
-    and the running score of its episode."""
+def learning_step(parts: WorkerParts, frames_now: int,
+                  lap: Callable[[str], None] = _no_lap) -> tuple[list[Segment], dict[str, float]]:
+    """One pass of the loop in the module docstring: sync, act, learn, step the shared model.
 
-    def __init__(self, cfg: Any, seed: int, algorithm: Any) -> None:
-        self.env_cfg = cfg.env
-        self.env = make_env(cfg.env)
-        self.obs, _ = self.env.reset(seed=seed)
-        self.algorithm = algorithm
-        self.frame_skip = frames_per_step(cfg.env)
-        self.clip = cfg.env.clip_rewards
-        # what the learner sees; the score stays in the environment's own units
-        self.reward_scale = float(getattr(cfg.env, "reward_scale", 1.0))
-        self.score = 0.0
-        self.episode_frames = 0
-        self.state: LSTMState | None = None
-        # Sarsa's a' for the current observation, chosen at the end of the previous segment,
-        # with the recurrent state after it
-        self.pending: tuple[int, LSTMState | None] | None = None
+    ``lap(phase)`` is called as each phase ends (sync, act, loss+backward, clip, optimizer).
+    Raises ``NonFiniteOutput`` or ``Diverged`` rather than write NaN into the shared model.
+    """
+    cfg, shared = parts.cfg, parts.shared
+    with torch.no_grad():  # theta' <- theta
+        for local, remote in zip(parts.local_params, parts.shared_params, strict=True):
+            local.copy_(remote)
+    lap("sync")
+    segments = parts.actors.play(parts.model, frames_now)
+    lap("act")
+    shared.frames[parts.worker_id] += parts.actors.frames_played(segments)
+    loss, stats = parts.algorithm.loss_many(parts.model, shared.target,
+                                            parts.actors.batches(segments))
+    # fresh gradient tensors: nothing to zero, nothing accumulated by accident
+    grads = torch.autograd.grad(loss, parts.local_params)
+    lap("loss+backward")
+    grad_norm = clip_grad_norm(grads, cfg.algo.max_grad_norm)
+    lap("clip")
+    # every algorithm reports its loss as a float already: no second read of the tensor
+    if not (math.isfinite(stats["loss"]) and math.isfinite(grad_norm)):
+        raise Diverged(f"the loss is not finite (loss {stats['loss']}, gradient norm "
+                       f"{grad_norm}) at T={frames_now:,}")
+    lr = annealed_lr(cfg.lr, frames_now, cfg.lr_anneal_frames or cfg.total_frames)
+    shared.optimizer.step(grads, lr, parts.worker_id)
+    if parts.target_interval:
+        shared.refresh_target(parts.target_interval)
+    lap("optimizer")
+    return segments, {**stats, "grad_norm": grad_norm, "lr": lr}
 
-    def rollout(self, model: Any, obs_buf: torch.Tensor, action_buf: torch.Tensor,
-                t_max: int, frames: int) -> Segment:
-        """Act until t_max steps or a terminal; fill the buffers.
 
-        ``obs_buf[steps]`` ends up holding the state after the segment, which a
-        non-terminal segment bootstraps from (a time-limit cut included).
-        """
-        if self.state is None:
-            self.state = model.initial_state()
-        start_state = detach_state(self.state)
-        rewards: list[float] = []
-        terminals: list[bool] = []
-        episode_over = False
-        with torch.inference_mode():
-            for t in range(t_max):
-                obs_buf[t].copy_(torch.from_numpy(self.obs))
-                if self.pending is not None:
-                    action, self.state = self.pending
-                    self.pending = None
-                else:
-                    action, self.state = self.algorithm.act(model, obs_buf[t : t + 1],
-                                                            self.state, frames)
-                action_buf[t] = action if isinstance(action, int) else torch.from_numpy(action)
-                self.obs, raw_reward, terminated, truncated, info = self.env.step(action)
-                reward = float(raw_reward)
-                self.score += reward
-                self.episode_frames += self.frame_skip
-                terminal = learning_terminal(self.env_cfg, terminated, info)
-                reward *= self.reward_scale
-                rewards.append(max(-1.0, min(1.0, reward)) if self.clip else reward)
-                terminals.append(terminal)
-                episode_over = terminated or truncated
-                if terminal or episode_over:
-                    break
-            steps = len(rewards)
-            obs_buf[steps].copy_(torch.from_numpy(self.obs))
-            next_action = None
-            if self.algorithm.needs_next_action and not terminals[-1]:
-                next_action, after = self.algorithm.act(model, obs_buf[steps : steps + 1],
-                                                        self.state, frames)
-                self.pending = (next_action, after)
-        self.state = detach_state(self.state)  # truncated BPTT: no history past this segment
-        return Segment(rewards, terminals, episode_over, start_state, next_action)
-
-    def finish_episode(self) -> tuple[float, int]:
-        """Reset for the next episode; returns the finished one's raw score and frames."""
-        done = (self.score, self.episode_frames)
-        self.score, self.episode_frames = 0.0, 0
-        self.state, self.pending = None, None
-        self.obs, _ = self.env.reset()
-        return done
+def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> WorkerParts:
+    """The worker's algorithm, environments, local model and buffers, seeded from ``spec``."""
+    seed = spec.seed(cfg.seed)
+    torch.manual_seed(seed)
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
+    actors = Actors(cfg, seed, algorithm, int(cfg.envs_per_worker))
+    model = build_model(cfg, actors.env.observation_space, actors.env.action_space)
+    actors.allocate(model, algorithm.segment_steps or episode_step_limit(actors.env))
+    return WorkerParts(cfg, spec.worker_id, algorithm, actors, model, shared)
 
 
 def run_worker(
@@ -204,20 +182,12 @@ def run_worker(
     """
     # RMSProp statistics decay towards denormals, where float arithmetic is ~100x slower
     torch.set_flush_denormal(True)
-    seed = spec.seed(cfg.seed)
-    torch.manual_seed(seed)
-    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
-    actor = Actor(cfg, seed, algorithm)
-    model = build_model(cfg, actor.env.observation_space, actor.env.action_space)
-    local_params = list(model.parameters())
-    shared_params = list(shared.model.parameters())
-    t_max = algorithm.segment_steps or episode_step_limit(actor.env)
-    obs_buf = torch.zeros((t_max + 1, *np.shape(actor.obs)),
-                          dtype=torch.from_numpy(actor.obs).dtype)
-    action_buf = model.distribution.action_buffer(t_max)  # type: ignore[operator, union-attr]
+    parts = build_worker_parts(spec, cfg, shared)
+    actors = parts.actors
     metrics = MetricsAccumulator(cfg.log.interval_seconds)
-    target_interval = getattr(cfg.algo, "target_update_frames", 0)
-    log.info("%s: %s", cfg.algo.name, algorithm.describe())
+    if len(actors.members) > 1:
+        log.info("%d environments per worker, acting as one batch", len(actors.members))
+    log.info("%s: %s", cfg.algo.name, parts.algorithm.describe())
     # a restarted worker joins a run already under way; only the first start waits
     gathered = spec.restart > 0 or shared.start_together(spec.worker_id)
     if not gathered and not shared.stopping():
@@ -229,39 +199,18 @@ def run_worker(
         frames_now = shared.total_frames()
         if frames_now >= cfg.total_frames:
             break
-        with torch.no_grad():  # theta' <- theta
-            for local, remote in zip(local_params, shared_params, strict=True):
-                local.copy_(remote)
-
         try:
-            segment = actor.rollout(model, obs_buf, action_buf, t_max, frames_now)
-        except NonFiniteOutput as exc:
-            outbox.put((messages.DIVERGED, spec.worker_id, frames_now,
-                        f"{exc} at T={frames_now:,}"))
+            segments, stats = learning_step(parts, frames_now)
+        except (NonFiniteOutput, Diverged) as exc:
+            where = "" if isinstance(exc, Diverged) else f" at T={frames_now:,}"
+            outbox.put((messages.DIVERGED, spec.worker_id, frames_now, f"{exc}{where}"))
             break
-        shared.frames[spec.worker_id] += segment.steps * actor.frame_skip
-        loss, stats = algorithm.loss(model, shared.target, segment.batch(obs_buf, action_buf))
-        # fresh gradient tensors: nothing to zero, nothing accumulated by accident
-        grads = torch.autograd.grad(loss, local_params)
-        grad_norm = clip_grad_norm(grads, cfg.algo.max_grad_norm)
-        # every algorithm reports its loss as a float already: no second read of the tensor
-        if not (math.isfinite(stats["loss"]) and math.isfinite(grad_norm)):
-            # a diverged run cannot recover, and stepping would write NaN into the shared model
-            value = stats["loss"]
-            outbox.put((messages.DIVERGED, spec.worker_id, frames_now,
-                        f"the loss is not finite (loss {value}, gradient norm {grad_norm}) "
-                        f"at T={frames_now:,}"))
-            break
-        lr = annealed_lr(cfg.lr, frames_now, cfg.lr_anneal_frames or cfg.total_frames)
-        shared.optimizer.step(grads, lr, spec.worker_id)
-        if target_interval:
-            shared.refresh_target(target_interval)
-
-        metrics.add({**stats, "grad_norm": grad_norm, "lr": lr})
-        if segment.episode_over:
-            score, length = actor.finish_episode()
-            outbox.put((messages.EPISODE, spec.worker_id, shared.total_frames(),
-                        shared.wall_time(), score, length))
+        metrics.add(stats)
+        for segment, actor in zip(segments, actors.members, strict=True):
+            if segment.episode_over:
+                score, length = actor.finish_episode()
+                outbox.put((messages.EPISODE, spec.worker_id, shared.total_frames(),
+                            shared.wall_time(), score, length))
         if metrics.due():
             outbox.put((messages.UPDATES, spec.worker_id, shared.total_frames(), metrics.flush()))
         updates += 1
@@ -272,4 +221,4 @@ def run_worker(
             break
     if metrics.count:  # the last interval's means, or a short run would log nothing
         outbox.put((messages.UPDATES, spec.worker_id, shared.total_frames(), metrics.flush()))
-    actor.env.close()
+    actors.close()

@@ -52,3 +52,38 @@ def test_entropy_bonus_pushes_towards_uniform():
     loss.total.backward()
     # descending the loss must lower the favoured logit relative to the other
     assert logits.grad[0, 0] > logits.grad[0, 1]
+
+
+class TableActorCritic(torch.nn.Module):
+    """Uniform policy over two actions and V(s) = values[s]: observations are row indices."""
+
+    recurrent = False
+    distribution = SOFTMAX
+
+    def __init__(self, values):
+        super().__init__()
+        self.values = torch.nn.Parameter(torch.tensor(values))
+
+    def forward(self, obs, state=None):
+        rows = obs.long().view(-1)
+        return torch.zeros(len(rows), 2), self.values[rows], state
+
+
+def test_two_segments_in_one_update_each_bootstrap_from_their_own_last_state():
+    from asyncrl.algos import A3C, SegmentBatch
+    from tests.conftest import compose
+
+    cfg = compose("algo=a3c", "algo.gamma=0.9", "algo.entropy_beta=0",
+                  "algo.value_loss_coef=1").algo
+    a3c = A3C(cfg, torch.Generator())
+    model = TableActorCritic([0.5, 0.2, 2.0, 0.1, 5.0])
+    cut = SegmentBatch(obs=torch.tensor([[0], [1], [2]]), actions=torch.tensor([0, 1]),
+                       rewards=[1.0, 0.0], terminals=[False, False])
+    ended = SegmentBatch(obs=torch.tensor([[3], [4]]), actions=torch.tensor([1]),
+                         rewards=[-1.0], terminals=[True])
+    _, stats = a3c.loss_many(model, None, [cut, ended])
+    # cut: R_1 = 0 + 0.9 V(s_2) = 1.8, R_0 = 1 + 0.9 * 1.8 = 2.62; ended: R_0 = -1, V(s_4) unused
+    advantages = [2.62 - 0.5, 1.8 - 0.2, -1.0 - 0.1]
+    assert stats["value_loss"] == pytest.approx(sum(a * a for a in advantages))
+    assert stats["policy_loss"] == pytest.approx(math.log(2) * sum(advantages))
+    assert stats["entropy"] == pytest.approx(math.log(2))  # per step, over all 3 steps

@@ -55,6 +55,7 @@ def test_two_workers_write_everything_a_run_leaves(workdir):
 @pytest.mark.parametrize(("args", "fragment"), [
     (["-m", "workers=0"], "workers=0"),
     (["-m", "seed=-1"], "seed=-1"),
+    (["-m", "envs_per_worker=2,0"], "envs_per_worker=0"),
     (["-m", "lrr=1"], "Key 'lrr' not in 'TrainConfig'"),
     (["-m", "lr=1e-3,inf"], "lr=inf"),
     (["--multirun", "optimizer=rmsprop,shared_rmsprop", "optimizer.alpha=1"],
@@ -76,6 +77,7 @@ def test_a_multirun_checks_every_value_before_any_run(workdir, args, fragment):
     (["algo=nope"], "unknown algo option 'nope'"),
     (["algo.entropy_bta=0.1"], "Key 'entropy_bta' not in 'A3CConfig'"),
     (["workers=0"], "workers=0"),
+    (["envs_per_worker=257"], "envs_per_worker=257: must lie in [1, 256]"),
     (["total_frames=-1"], "total_frames=-1"),
     (["workers=two"], "could not be converted to Integer"),
     (["resume=does/not/exist"], "no such run directory"),

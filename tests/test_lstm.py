@@ -6,7 +6,7 @@ import torch
 
 from asyncrl.algos import build_algorithm
 from asyncrl.nets import LSTMCore, build_model
-from asyncrl.worker import Actor
+from asyncrl.rollout import Actor
 from tests.conftest import compose
 
 

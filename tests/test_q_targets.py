@@ -98,3 +98,18 @@ def test_gradient_flows_into_the_online_network_only():
     expected[1, 0] = 2 * (1.5 - 1.0)
     expected[2, 1] = 2 * (2.0 - 2.0)
     assert torch.allclose(grad, expected)
+
+
+def test_nstep_q_over_two_segments_bootstraps_each_from_its_own_last_state():
+    cfg = compose("algo=nstep_q", "algo.gamma=0.5").algo
+    algo = NStepQ(cfg, torch.Generator().manual_seed(0))
+    # 0 -> 1 -> 2 cut by t_max; 3 -> 2 ending in a terminal
+    cut = SegmentBatch(obs=torch.tensor([[0], [1], [2]]), actions=torch.tensor([1, 0]),
+                       rewards=[1.0, 0.0], terminals=[False, False])
+    ended = SegmentBatch(obs=torch.tensor([[3], [2]]), actions=torch.tensor([0]),
+                         rewards=[2.0], terminals=[True])
+    loss, _ = algo.loss_many(TableQ(ONLINE), TableQ(TARGET), [cut, ended])
+    # cut: y_1 = 0 + 0.5 max Q(s_2; theta^-) = 1, y_0 = 1 + 0.5 * 1 = 1.5; ended: y = 2
+    y = torch.tensor([1.5, 1.0, 2.0])
+    taken = torch.tensor([0.25, 1.5, 3.0])
+    assert loss.item() == pytest.approx(float(((y - taken) ** 2).sum()))

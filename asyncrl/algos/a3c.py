@@ -9,13 +9,14 @@ Sums, not means: the paper accumulates gradients over the segment's steps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from asyncrl.algos.returns import advantages, discounted_returns
-from asyncrl.algos.segment import SegmentBatch
+from asyncrl.algos.segment import SegmentBatch, act_each, join, segment_outputs
 
 
 @dataclass
@@ -82,21 +83,40 @@ class A3C:
 
     eval_act = act
 
+    def act_many(self, model: Any, obs: torch.Tensor, states: list[Any], frames: int
+                 ) -> tuple[list[Any], list[Any]]:
+        """Actions for k environments from one forward (``obs`` is (k, ...))."""
+        if not hasattr(model, "step_many"):  # network=gaussian: one environment at a time
+            return act_each(self, model, obs, states, frames)
+        (logits, _), states = model.step_many(obs, states)
+        return model.distribution.sample_many(logits, self.generator), states
+
     def loss(self, model: Any, target: Any, batch: SegmentBatch
              ) -> tuple[torch.Tensor, dict[str, float]]:
-        steps = batch.steps
-        # one forward over s_t .. s_{t+n}: the last value is the bootstrap V(s_{t+n})
-        policy_out, values, _ = model(batch.obs[: steps + 1], batch.start_state)
-        bootstrap = (0.0 if batch.terminals[-1] or self.episode_updates
-                     else float(values[steps].detach()))
-        returns = torch.tensor(discounted_returns(batch.rewards, batch.terminals, bootstrap,
-                                                  self.cfg.gamma))
-        taken = _first(policy_out, steps)
+        return self.loss_many(model, target, [batch])
+
+    def loss_many(self, model: Any, target: Any, batches: Sequence[SegmentBatch]
+                  ) -> tuple[torch.Tensor, dict[str, float]]:
+        """The summed loss of several segments, each bootstrapped from its own last state."""
+        # one forward over s_t .. s_{t+n} of each segment: the last value is V(s_{t+n})
+        outputs = segment_outputs(model, batches, [slice(0, b.steps + 1) for b in batches])
+        taken, values, returns, actions = [], [], [], []
+        for batch, (policy_out, segment_values) in zip(batches, outputs, strict=True):
+            steps = batch.steps
+            bootstrap = (0.0 if batch.terminals[-1] or self.episode_updates
+                         else float(segment_values[steps].detach()))
+            returns += discounted_returns(batch.rewards, batch.terminals, bootstrap,
+                                          self.cfg.gamma)
+            taken.append(_first(policy_out, steps))
+            values.append(segment_values[:steps])
+            actions.append(batch.actions[:steps])
+        policy_taken = (tuple(join(part) for part in zip(*taken, strict=True))
+                        if isinstance(taken[0], tuple) else join(taken))
         distribution = model.distribution
-        loss = a3c_loss(distribution.log_prob(taken, batch.actions[:steps]),
-                        distribution.entropy(taken), values[:steps], returns,
-                        self.cfg.entropy_beta, self.cfg.value_loss_coef)
+        loss = a3c_loss(distribution.log_prob(policy_taken, join(actions)),
+                        distribution.entropy(policy_taken), join(values),
+                        torch.tensor(returns), self.cfg.entropy_beta, self.cfg.value_loss_coef)
         return loss.total, {
             "loss": loss.total.item(), "policy_loss": loss.policy.item(),
-            "value_loss": loss.value.item(), "entropy": loss.entropy.item() / steps,
+            "value_loss": loss.value.item(), "entropy": loss.entropy.item() / len(returns),
         }

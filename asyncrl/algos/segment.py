@@ -1,8 +1,11 @@
-"""What a worker hands its algorithm after acting: one segment of at most t_max steps."""
+"""What a worker hands its algorithm after acting: one segment of at most t_max steps per
+environment, and the network's outputs over several segments at once."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -25,3 +28,47 @@ class SegmentBatch:
     @property
     def steps(self) -> int:
         return len(self.rewards)
+
+
+def join(parts: Sequence[torch.Tensor]) -> torch.Tensor:
+    """``torch.cat`` that hands a single part back as it is (the one-environment loop)."""
+    return parts[0] if len(parts) == 1 else torch.cat(list(parts))
+
+
+def _split(out: Any, lengths: list[int]) -> list[Any]:
+    """Cut a packed output (a tensor, or a Gaussian policy's pair) into per-segment pieces."""
+    if isinstance(out, tuple):
+        return [tuple(parts) for parts in zip(*(_split(o, lengths) for o in out), strict=True)]
+    return list(torch.split(out, lengths))
+
+
+def segment_outputs(model: Any, batches: Sequence[SegmentBatch],
+                    rows: Sequence[slice]) -> list[tuple[Any, ...]]:
+    """The model's outputs (without its recurrent state) over ``batch.obs[rows[i]]`` of each
+    segment, one tuple per segment.
+
+    A feed-forward model reads every segment's rows in one forward, since batching is what
+    makes several environments per worker cheaper than several workers. A recurrent model
+    reads each segment from its own start state, so a slice must then start at 0.
+    """
+    if model.recurrent:
+        outputs = []
+        for batch, row in zip(batches, rows, strict=True):
+            if row.start not in (None, 0):
+                raise ValueError("a recurrent model reads a segment from its start")
+            outputs.append(tuple(model(batch.obs[row], batch.start_state)[:-1]))
+        return outputs
+    pieces = [batch.obs[row] for batch, row in zip(batches, rows, strict=True)]
+    packed = model(join(pieces), None)[:-1]
+    if len(batches) == 1:
+        return [tuple(packed)]
+    lengths = [len(piece) for piece in pieces]
+    return [tuple(parts) for parts in zip(*(_split(o, lengths) for o in packed), strict=True)]
+
+
+def act_each(algorithm: Any, model: Any, obs: torch.Tensor, states: list[Any], frames: int
+             ) -> tuple[list[Any], list[Any]]:
+    """``act_many`` for a model without ``step_many``: one forward per environment."""
+    pairs = [algorithm.act(model, obs[i : i + 1], state, frames)
+             for i, state in enumerate(states)]
+    return [action for action, _ in pairs], [state for _, state in pairs]

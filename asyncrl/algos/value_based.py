@@ -18,6 +18,7 @@ tracking a second state through every acting step would double the cost of actin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,18 +26,19 @@ import torch
 
 from asyncrl.algos.exploration import annealed_epsilon, draw_final_epsilon, epsilon_greedy
 from asyncrl.algos.q_targets import nstep_q_targets, one_step_targets
-from asyncrl.algos.segment import SegmentBatch
+from asyncrl.algos.segment import SegmentBatch, act_each, join, segment_outputs
 from asyncrl.nets import LSTMState
 
 
-def target_q_after(target: Any, batch: SegmentBatch, first: int) -> torch.Tensor:
-    """Q(s_j, .; theta^-) for j = first .. n, without gradient."""
+def target_q_many(target: Any, batches: Sequence[SegmentBatch],
+                  firsts: Sequence[int]) -> list[torch.Tensor]:
+    """Q(s_j, .; theta^-) for j = firsts[i] .. n of each segment i, without gradient."""
     with torch.no_grad():
         if target.recurrent:
-            q, _ = target(batch.obs[: batch.steps + 1], batch.start_state)
-            return q[first:]
-        q, _ = target(batch.obs[first : batch.steps + 1])
-        return q
+            outputs = segment_outputs(target, batches, [slice(0, b.steps + 1) for b in batches])
+            return [q[first:] for (q,), first in zip(outputs, firsts, strict=True)]
+        rows = [slice(first, b.steps + 1) for b, first in zip(batches, firsts, strict=True)]
+        return [q for (q,) in segment_outputs(target, batches, rows)]
 
 
 class ValueBased:
@@ -79,38 +81,58 @@ class ValueBased:
         q, state = model(obs, state)
         return epsilon_greedy(q[0], self.cfg.eval_epsilon, self.generator), state
 
-    def targets(self, target: Any, batch: SegmentBatch) -> torch.Tensor:
+    def act_many(self, model: Any, obs: torch.Tensor, states: list[LSTMState | None],
+                 frames: int) -> tuple[list[int], list[LSTMState | None]]:
+        """Epsilon-greedy actions for k environments from one forward; they share this
+        worker's epsilon."""
+        if not hasattr(model, "step_many"):
+            return act_each(self, model, obs, states, frames)
+        (q,), states = model.step_many(obs, states)
+        self.epsilon_now = self.epsilon(frames)
+        return [epsilon_greedy(row, self.epsilon_now, self.generator) for row in q], states
+
+    def first_target_row(self, batch: SegmentBatch) -> int:
+        """The first state whose target-network values the targets need."""
+        return 1
+
+    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
+        """y_i of one segment from ``q_after`` = Q(s_j, .; theta^-), j from the first row."""
         raise NotImplementedError
 
     def loss(self, model: Any, target: Any, batch: SegmentBatch
              ) -> tuple[torch.Tensor, dict[str, float]]:
-        steps = batch.steps
-        q, _ = model(batch.obs[:steps], batch.start_state)
-        taken = q.gather(1, batch.actions[:steps].unsqueeze(1)).squeeze(1)
-        y = self.targets(target, batch)
+        return self.loss_many(model, target, [batch])
+
+    def loss_many(self, model: Any, target: Any, batches: Sequence[SegmentBatch]
+                  ) -> tuple[torch.Tensor, dict[str, float]]:
+        """sum_i (y_i - Q(s_i, a_i; theta'))^2 over the steps of every segment."""
+        outputs = segment_outputs(model, batches, [slice(0, b.steps) for b in batches])
+        taken = join([q.gather(1, b.actions[: b.steps].unsqueeze(1)).squeeze(1)
+                      for (q,), b in zip(outputs, batches, strict=True)])
+        q_after = target_q_many(target, batches, [self.first_target_row(b) for b in batches])
+        y = join([self.targets_from(b, q) for b, q in zip(batches, q_after, strict=True)])
         loss = (y - taken).pow(2).sum()
         return loss, {"loss": loss.item(), "q_mean": float(taken.detach().mean()),
                       "epsilon": self.epsilon_now}
 
 
 class OneStepQ(ValueBased):
-    def targets(self, target: Any, batch: SegmentBatch) -> torch.Tensor:
-        next_max = target_q_after(target, batch, first=1).max(-1).values
-        return one_step_targets(batch.rewards, batch.terminals, next_max, self.cfg.gamma)
+    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
+        return one_step_targets(batch.rewards, batch.terminals, q_after.max(-1).values,
+                                self.cfg.gamma)
 
 
 class OneStepSarsa(ValueBased):
     needs_next_action = True
 
-    def targets(self, target: Any, batch: SegmentBatch) -> torch.Tensor:
+    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
         steps = batch.steps
         # a' for the last step is the one the next segment starts with (0 after a terminal,
         # where it is never used)
         following = batch.next_action if batch.next_action is not None else 0
         next_actions = torch.cat([batch.actions[1:steps],
                                   torch.tensor([following], dtype=torch.int64)])
-        next_q = target_q_after(target, batch, first=1)
-        chosen = next_q.gather(1, next_actions.unsqueeze(1)).squeeze(1)
+        chosen = q_after.gather(1, next_actions.unsqueeze(1)).squeeze(1)
         return one_step_targets(batch.rewards, batch.terminals, chosen, self.cfg.gamma)
 
 
@@ -119,9 +141,9 @@ class NStepQ(ValueBased):
     def steps_per_update(algo_cfg: Any) -> int:
         return int(algo_cfg.t_max)
 
-    def targets(self, target: Any, batch: SegmentBatch) -> torch.Tensor:
-        if batch.terminals[-1]:
-            bootstrap = torch.zeros(1)
-        else:
-            bootstrap = target_q_after(target, batch, first=batch.steps)[-1]
+    def first_target_row(self, batch: SegmentBatch) -> int:
+        return batch.steps
+
+    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
+        bootstrap = torch.zeros(1) if batch.terminals[-1] else q_after[-1]
         return nstep_q_targets(batch.rewards, batch.terminals, bootstrap, self.cfg.gamma)

@@ -42,6 +42,22 @@ class AgentNetwork(nn.Module):
             return out, None
         return self.core(out, state)
 
+    def features_many(self, obs: torch.Tensor, states: list[LSTMState | None]
+                      ) -> tuple[torch.Tensor, list[LSTMState | None]]:
+        """One step of ``len(states)`` environments at once: ``obs[i]`` is environment i's
+        observation and ``states[i]`` its recurrent state (None: the initial one)."""
+        out = self.torso(obs)
+        if self.core is None:
+            return out, [None] * len(states)
+        fresh = self.core.initial_state()
+        h = torch.cat([fresh[0] if s is None else s[0] for s in states], dim=1)
+        c = torch.cat([fresh[1] if s is None else s[1] for s in states], dim=1)
+        # the LSTM's batch dimension is the environment; its sequence is this one step
+        stepped, (h, c) = self.core.lstm(out.unsqueeze(0), (h, c))
+        after: list[LSTMState | None] = [(h[:, i : i + 1], c[:, i : i + 1])
+                                         for i in range(len(states))]
+        return stepped.squeeze(0), after
+
 
 class ActorCritic(AgentNetwork):
     """``forward(obs, state) -> (logits (B, A), value (B,), state)`` (paper, Section 4)."""
@@ -65,6 +81,12 @@ class ActorCritic(AgentNetwork):
         features, state = self.features(obs, state)
         return self.policy(features), self.value(features).squeeze(-1), state
 
+    def step_many(self, obs: torch.Tensor, states: list[LSTMState | None]
+                  ) -> tuple[tuple[torch.Tensor, torch.Tensor], list[LSTMState | None]]:
+        """``(logits (k, A), values (k,))`` and the states after, for k environments."""
+        features, states = self.features_many(obs, states)
+        return (self.policy(features), self.value(features).squeeze(-1)), states
+
 
 class QNetwork(AgentNetwork):
     """``forward(obs, state) -> (Q (B, A), state)``: one linear output per action (Supp. 8)."""
@@ -79,3 +101,9 @@ class QNetwork(AgentNetwork):
                 ) -> tuple[torch.Tensor, LSTMState | None]:
         features, state = self.features(obs, state)
         return self.q(features), state
+
+    def step_many(self, obs: torch.Tensor, states: list[LSTMState | None]
+                  ) -> tuple[tuple[torch.Tensor], list[LSTMState | None]]:
+        """``(Q (k, A),)`` and the states after, for k environments."""
+        features, states = self.features_many(obs, states)
+        return (self.q(features),), states

@@ -39,6 +39,15 @@ class CategoricalPolicy:
             _finite(probs)
             raise
 
+    def sample_many(self, logits: torch.Tensor, generator: torch.Generator) -> list[int]:
+        """One action per row of ``logits``, in one draw."""
+        probs = logits.softmax(-1)
+        try:
+            return torch.multinomial(probs, 1, generator=generator).squeeze(1).tolist()
+        except RuntimeError:
+            _finite(probs)
+            raise
+
     def log_prob(self, logits: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         return F.log_softmax(logits, dim=-1).gather(1, actions.long().unsqueeze(1)).squeeze(1)
 

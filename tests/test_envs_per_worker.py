@@ -1,0 +1,141 @@
+"""envs_per_worker=k: each worker steps k environments, acts for all of them in one batched
+forward and makes one update from their k segments."""
+
+from __future__ import annotations
+
+import copy
+import csv
+
+import pytest
+import torch
+
+from asyncrl.algos import build_algorithm
+from asyncrl.nets import build_model
+from asyncrl.rollout import Actor, Actors
+from tests.conftest import QUICK, compose, run_cli
+
+ALGOS = ("a3c", "one_step_q", "one_step_sarsa", "nstep_q")
+T_MAX = 5
+# value-based acting with epsilon 0 from the first frame: greedy, so acting is a function
+# of the model alone and a batched member can be replayed by a lone actor
+GREEDY = ["algo.epsilon_finals=[0.0]", "algo.epsilon_probabilities=[1.0]",
+          "algo.epsilon_anneal_frames=0"]
+
+
+def _setup(algo: str, network: str, k: int, *extra: str):
+    cfg = compose("env=classic/cartpole", f"network={network}", f"algo={algo}",
+                  f"envs_per_worker={k}", *extra)
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0))
+    actors = Actors(cfg, 11, algorithm, k)
+    torch.manual_seed(0)
+    model = build_model(cfg, actors.env.observation_space, actors.env.action_space)
+    actors.allocate(model, T_MAX)
+    return cfg, algorithm, actors, model
+
+
+def _finish(segments, actors) -> None:
+    for segment, actor in zip(segments, actors.members, strict=True):
+        if segment.episode_over:
+            actor.finish_episode()
+
+
+@pytest.mark.parametrize("network", ["ff", "lstm"])
+@pytest.mark.parametrize("algo", ALGOS)
+def test_one_update_from_k_segments_is_the_sum_of_k_one_segment_updates(algo, network):
+    _, algorithm, actors, model = _setup(algo, network, 3)
+    target = copy.deepcopy(model)
+    with torch.no_grad():  # a target that differs from the online network
+        for p in target.parameters():
+            p.add_(0.05)
+    params = list(model.parameters())
+    uneven = 0
+    for _ in range(30):
+        segments = actors.play(model, 0)
+        batches = actors.batches(segments)
+        joint, stats = algorithm.loss_many(model, target, batches)
+        joint_grads = torch.autograd.grad(joint, params)
+        apart = sum(algorithm.loss(model, target, batch)[0] for batch in batches)
+        apart_grads = torch.autograd.grad(apart, params)
+        assert joint.item() == pytest.approx(apart.item(), rel=1e-5, abs=1e-6)
+        assert stats["loss"] == pytest.approx(joint.item())
+        for mine, theirs in zip(joint_grads, apart_grads, strict=True):
+            torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-6)
+        steps = [s.steps for s in segments]
+        assert actors.frames_played(segments) == sum(steps)
+        uneven += len(set(steps)) > 1
+        _finish(segments, actors)
+    assert uneven > 0  # some update mixed a segment cut by a terminal with full ones
+
+
+@pytest.mark.parametrize("network", ["ff", "lstm"])
+@pytest.mark.parametrize("algo", ["one_step_q", "one_step_sarsa", "nstep_q"])
+def test_each_batched_environment_plays_what_it_would_play_alone(algo, network):
+    cfg, algorithm, actors, model = _setup(algo, network, 3, *GREEDY)
+    alone = [Actor(cfg, seed, build_algorithm(cfg.algo, torch.Generator().manual_seed(0)))
+             for seed in _member_seeds(actors)]
+    obs_buf = torch.zeros(T_MAX + 1, 4)
+    action_buf = torch.zeros(T_MAX, dtype=torch.int64)
+    ended_early_while_others_went_on = False
+    for _ in range(40):
+        segments = actors.play(model, 10**9)
+        for i, (segment, lone) in enumerate(zip(segments, alone, strict=True)):
+            mine = lone.rollout(model, obs_buf, action_buf, T_MAX, 10**9)
+            assert (mine.rewards, mine.terminals, mine.episode_over, mine.next_action) == (
+                segment.rewards, segment.terminals, segment.episode_over, segment.next_action)
+            torch.testing.assert_close(actors.obs_bufs[i][: segment.steps + 1],
+                                       obs_buf[: mine.steps + 1])
+            assert torch.equal(actors.action_bufs[i][: segment.steps], action_buf[: mine.steps])
+            if network == "lstm":  # the batched LSTM step carried this member's own state
+                torch.testing.assert_close(actors.members[i].state, lone.state)
+            if segment.episode_over:
+                lone.finish_episode()
+        lengths = [s.steps for s in segments]
+        ended_early_while_others_went_on |= min(lengths) < T_MAX == max(lengths)
+        _finish(segments, actors)
+    assert ended_early_while_others_went_on
+
+
+def _member_seeds(actors: Actors) -> list[int]:
+    from asyncrl.seeding import derive_seed
+
+    return [11 if i == 0 else derive_seed(11, i) for i in range(len(actors.members))]
+
+
+def test_members_start_from_their_own_seeds_and_the_first_keeps_the_workers():
+    _, _, actors, _ = _setup("a3c", "ff", 4)
+    first = [tuple(m.obs.tolist()) for m in actors.members]
+    assert len(set(first)) == 4
+    _, _, lone, _ = _setup("a3c", "ff", 1)
+    assert tuple(lone.members[0].obs.tolist()) == first[0]
+
+
+def _rows(path):
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.parametrize(("algo", "network"), [(a, "ff") for a in ALGOS] + [("a3c", "lstm")])
+def test_every_algorithm_trains_with_several_environments_per_worker(workdir, algo, network):
+    run_dir = workdir / "run"
+    result = run_cli(["env=classic/cartpole", f"algo={algo}", f"network={network}",
+                      "workers=2", "envs_per_worker=3", "total_frames=3000", *QUICK,
+                      f"hydra.run.dir={run_dir}"], workdir, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "3 environments per worker" in (run_dir / "asyncrl.log").read_text()
+    episodes = _rows(run_dir / "episodes.csv")
+    assert {r["worker"] for r in episodes} == {"0", "1"}
+    assert sum(int(r["episode_frames"]) for r in episodes) <= int(float(episodes[-1]["frames"]))
+    assert torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"] >= 3000
+
+
+def test_pong_trains_with_two_environments_per_worker(workdir):
+    run_dir = workdir / "run"
+    result = run_cli(["env=atari/pong", "env.max_episode_frames=1200", "workers=2",
+                      "envs_per_worker=2", "total_frames=6000", *QUICK,
+                      f"hydra.run.dir={run_dir}"], workdir, timeout=300)
+    assert result.returncode == 0, result.stderr
+    episodes = _rows(run_dir / "episodes.csv")
+    # 1,200-frame episodes: both environments of both workers finished some
+    assert len(episodes) >= 4 and {r["worker"] for r in episodes} == {"0", "1"}
+    updates = _rows(run_dir / "updates.csv")
+    assert all(float(r["grad_norm"]) > 0 for r in updates)
