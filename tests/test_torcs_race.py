@@ -118,6 +118,7 @@ def test_a_killed_torcs_cuts_the_episode_and_the_next_reset_starts_a_new_one():
     ["algo=a3c"],
     ["algo=a3c", "network=gaussian"],
     ["algo=nstep_q", "network=ff"],
+    ["algo=a3c", "envs_per_worker=2"],  # two races per worker, one TORCS process each
 ])
 def test_training_through_the_cli_on_real_torcs(tmp_path, overrides):
     run_dir = tmp_path / "run"
