@@ -1,5 +1,5 @@
-"""Sessions: tests (default, what CI runs), slow, faults, soak, torcs, lint, typecheck, smoke,
-bench.
+"""Sessions: tests (default, what CI runs, after lint), slow, faults, soak, torcs, lint,
+typecheck, smoke, bench.
 
 torch is pinned to the CPU build these machines carry; an unpinned torch would pull a
 multi-GB CUDA build.
@@ -65,10 +65,12 @@ def torcs(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def lint(session: nox.Session) -> None:
-    """ruff over the Python, yamllint over the configs."""
-    session.install("ruff>=0.5", "yamllint>=1.35")
+    """ruff over the Python, yamllint over the configs, import-linter over the layers
+    (the contracts in pyproject.toml, docs/architecture.md)."""
+    session.install("ruff>=0.5", "yamllint>=1.35", "import-linter>=2.1")
     session.run("ruff", "check", "asyncrl", "hydra_plugins", "tests", "noxfile.py")
     session.run("yamllint", "--strict", "conf")
+    session.run("lint-imports")
 
 
 @nox.session(default=False)

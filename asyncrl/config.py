@@ -346,7 +346,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
 def register_schemas() -> None:
     """Put every schema in Hydra's ConfigStore under ``schema/<group>/<name>``, and the
     sweeper under ``hydra/sweeper/asyncrl_loguniform``."""
-    from asyncrl.sweep import register_sweeper
+    from hydra_plugins.asyncrl_sweeper import register_sweeper
 
     register_sweeper()
     cs = ConfigStore.instance()

@@ -1,6 +1,8 @@
 """Evaluation: the live policy during training, or a saved checkpoint from the command line.
 
     asyncrl-eval outputs/2026-11-25/10-00-00 --episodes 10 --video pong.gif
+
+(the command's face is ``asyncrl/tools/evaluate.py``)
 """
 
 from __future__ import annotations
@@ -9,10 +11,8 @@ import argparse
 import contextlib
 import importlib.util
 import json
-import logging
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from omegaconf import OmegaConf
 from torch import nn
 
 from asyncrl import messages
-from asyncrl.algos import build_algorithm
+from asyncrl.algos import algorithm_class, build_algorithm
 from asyncrl.checkpoint import checkpoint_path, load_checkpoint, load_model_weights
 from asyncrl.child_output import route_child_output
 from asyncrl.config import typed_config
@@ -73,7 +73,8 @@ class Evaluator:
         seed = derive_seed(cfg.seed, EVALUATOR_SEED_KEY, shared.base_frames)
         self.env.reset(seed=seed)
         self.algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
-        self.model = build_model(cfg, self.env.observation_space, self.env.action_space)
+        self.model = build_model(cfg, self.env.observation_space, self.env.action_space,
+                                 self.algorithm.head)
         self.max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
         self.interval = cfg.eval.interval_frames
         self.next_at = self._boundary_after(shared.total_frames())
@@ -134,7 +135,8 @@ def load_policy(source: Path) -> tuple[Any, nn.Module, dict[str, Any]]:
     payload = load_checkpoint(path)
     cfg = OmegaConf.to_object(typed_config(payload["config"]))
     env = make_env(cfg.env)  # type: ignore[union-attr]
-    model = build_model(cfg, env.observation_space, env.action_space)
+    model = build_model(cfg, env.observation_space, env.action_space,
+                        algorithm_class(cfg.algo.name).head)  # type: ignore[union-attr]
     load_model_weights(model, payload["model"], path)
     env.close()
     return cfg, model, payload
@@ -186,32 +188,6 @@ def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
         iio.imwrite(path, frames, fps=fps)
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="asyncrl-eval", description="Evaluate a saved asyncrl checkpoint."
-    )
-    parser.add_argument("source", type=Path, help="a run directory or a checkpoint .pt file")
-    parser.add_argument("--episodes", type=int, default=10, help="episodes to play (default 10)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the evaluation episodes")
-    parser.add_argument("--video", type=Path, default=None,
-                        help="record the first episode to this .gif (or .mp4 with imageio-ffmpeg)")
-    parser.add_argument("--output", type=Path, default=None,
-                        help="write the scores as JSON here (default: RUN/evaluation.json)")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
-    try:
-        sys.exit(evaluate(args))
-    except UserError as err:
-        print(f"asyncrl-eval: error: {err}", file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        sys.exit(130)
-
-
 def evaluate(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise UserError(f"--episodes {args.episodes}: need at least 1 episode")
@@ -247,7 +223,3 @@ def evaluate(args: argparse.Namespace) -> int:
     out.write_text(json.dumps({"frames": payload["frames"], "scores": scores, "mean": mean},
                               indent=2) + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    main()

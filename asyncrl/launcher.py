@@ -24,7 +24,7 @@ import torch.multiprocessing as mp
 from omegaconf import OmegaConf
 
 from asyncrl import messages, run_status
-from asyncrl.algos import ALGORITHMS
+from asyncrl.algos import algorithm_class
 from asyncrl.checkpoint import checkpoint_path, load_model_weights, save_checkpoint
 from asyncrl.child_output import CHILD_OUTPUT_FILE
 from asyncrl.config import env_label
@@ -80,11 +80,12 @@ def build_shared_state(cfg: Any) -> SharedState:
     """The shared model (and target network) for ``cfg``, with its optimizer's statistics,
     all in shared memory."""
     probe = make_env(cfg.env)
-    model = build_model(cfg, probe.observation_space, probe.action_space)
+    algorithm = algorithm_class(cfg.algo.name)
+    model = build_model(cfg, probe.observation_space, probe.action_space, algorithm.head)
     probe.close()
     optimizer = build_optimizer(cfg.optimizer, model.parameters(), cfg.workers)
     return SharedState.create(model, optimizer, cfg.workers,
-                              with_target=ALGORITHMS[cfg.algo.name].uses_target)
+                              with_target=algorithm.uses_target)
 
 
 class Launcher:
@@ -132,7 +133,7 @@ class Launcher:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(OmegaConf.create(config_container(self.cfg)), self.run_dir / "config.yaml")
         self.recorder = Recorder(self.run_dir, self.cfg.log.tensorboard, self.cfg.log.score_window,
-                                 [*ALGORITHMS[self.cfg.algo.name].metrics, *LOOP_METRICS],
+                                 [*algorithm_class(self.cfg.algo.name).metrics, *LOOP_METRICS],
                                  resume_frames=self.shared.base_frames if self.generation
                                  else None)
         title = f"asyncrl {self.cfg.algo.name} on {self._env_name()} ({self.cfg.workers} workers)"

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobReturn, JobStatus
 from hydra.plugins.sweeper import Sweeper
@@ -56,16 +55,6 @@ class LogUniformSweeperConf:
     max_batch_size: int = 1   # runs handed to the launcher at once (a cluster launcher: more)
     params: dict[str, str] = field(default_factory=dict)  # fixed or a,b,c values, as on the
     # command line; an experiment preset names its games, optimizers or worker counts here
-
-
-def register_sweeper() -> None:
-    from hydra.core.plugins import Plugins
-
-    from hydra_plugins.asyncrl_sweeper import LogUniformSweeper
-
-    Plugins.instance().register(LogUniformSweeper)  # not left to Hydra's package scan
-    ConfigStore.instance().store(group="hydra/sweeper", name="asyncrl_loguniform",
-                                 node=LogUniformSweeperConf, provider="asyncrl")
 
 
 def check_range(low: float, high: float, trials: int) -> None:

@@ -162,7 +162,8 @@ def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> Worke
     torch.manual_seed(seed)
     algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
     actors = Actors(cfg, seed, algorithm, int(cfg.envs_per_worker))
-    model = build_model(cfg, actors.env.observation_space, actors.env.action_space)
+    model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
+                        algorithm.head)
     actors.allocate(model, algorithm.segment_steps or episode_step_limit(actors.env))
     return WorkerParts(cfg, spec.worker_id, algorithm, actors, model, shared)
 

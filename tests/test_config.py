@@ -5,6 +5,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
+from asyncrl.algos import algorithm_class
 from asyncrl.cli import compose_config
 from asyncrl.config import SCHEMAS, validate
 from asyncrl.envs import make_env
@@ -35,7 +36,7 @@ def test_every_env_composes_and_builds_a_model_and_optimizer(env):
     else:
         probe = make_env(cfg.env)
         obs, actions = probe.observation_space, probe.action_space
-    model = build_model(cfg, obs, actions)
+    model = build_model(cfg, obs, actions, algorithm_class(cfg.algo.name).head)
     assert build_optimizer(cfg.optimizer, model.parameters()).params
 
 

@@ -28,7 +28,8 @@ def _setup(algo: str, network: str, k: int, *extra: str):
     algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0))
     actors = Actors(cfg, 11, algorithm, k)
     torch.manual_seed(0)
-    model = build_model(cfg, actors.env.observation_space, actors.env.action_space)
+    model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
+                        algorithm.head)
     actors.allocate(model, T_MAX)
     return cfg, algorithm, actors, model
 

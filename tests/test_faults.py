@@ -273,7 +273,7 @@ def test_a_damaged_or_foreign_checkpoint_is_refused_in_one_line_and_nothing_chan
         return
     before = _snapshot(run_dir)
     for args, module in (([f"resume={run_dir}", "total_frames=8000"], "asyncrl"),
-                         ([str(run_dir), "--episodes", "1"], "asyncrl.evaluate")):
+                         ([str(run_dir), "--episodes", "1"], "asyncrl.tools.evaluate")):
         result = run_cli(args, tmp_path, module=module)
         assert result.returncode == 2, (module, result.stderr[-2000:])
         said = result.stderr.strip().splitlines()

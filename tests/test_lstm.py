@@ -4,7 +4,7 @@ its end, and the loss's forward replaying exactly what acting saw."""
 import gymnasium as gym
 import torch
 
-from asyncrl.algos import build_algorithm
+from asyncrl.algos import algorithm_class, build_algorithm
 from asyncrl.nets import LSTMCore, build_model
 from asyncrl.rollout import Actor
 from tests.conftest import compose
@@ -36,7 +36,8 @@ def _actor(algo="a3c"):
     cfg = compose("env=classic/cartpole", "network=lstm", f"algo={algo}")
     algorithm = RecordingAlgorithm(build_algorithm(cfg.algo, torch.Generator().manual_seed(0)))
     actor = Actor(cfg, 3, algorithm)
-    model = build_model(cfg, actor.env.observation_space, actor.env.action_space)
+    model = build_model(cfg, actor.env.observation_space, actor.env.action_space,
+                        algorithm_class(algo).head)
     obs_buf = torch.zeros(6, 4)
     return actor, model, algorithm, obs_buf, torch.zeros(5, dtype=torch.int64)
 
@@ -78,7 +79,7 @@ def test_every_algorithm_builds_an_lstm_model_with_the_right_heads():
     space = gym.spaces.Box(-1, 1, (4,))
     for algo in ("a3c", "one_step_q", "one_step_sarsa", "nstep_q"):
         cfg = compose("network=lstm", f"algo={algo}", "env=classic/cartpole")
-        model = build_model(cfg, space, gym.spaces.Discrete(3))
+        model = build_model(cfg, space, gym.spaces.Discrete(3), algorithm_class(algo).head)
         assert model.recurrent
         out = model(torch.zeros(7, 4), model.initial_state())
         assert out[0].shape == (7, 3)

@@ -176,7 +176,7 @@ def test_render_shows_the_view_beside_a_map(tmp_path):
 
 
 def test_asyncrl_maze_writes_a_gif_and_a_map(tmp_path):
-    from asyncrl.envs.maze.view import main
+    from asyncrl.tools.maze import main
 
     out = tmp_path / "m.gif"
     assert main(["--level", "small", "--steps", "10", "--out", str(out)]) == 0

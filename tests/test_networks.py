@@ -40,9 +40,10 @@ def test_centring_subtracts_each_observations_own_mean():
 def test_policy_init_scale_multiplies_the_policy_layers_default_init(scale):
     spaces = (Box(0, 255, (4, 84, 84)), Discrete(6))
     torch.manual_seed(3)
-    unit = build_model(compose("network.policy_init_scale=1"), *spaces)
+    unit = build_model(compose("network.policy_init_scale=1"), *spaces, "actor_critic")
     torch.manual_seed(3)
-    scaled = build_model(compose(f"network.policy_init_scale={scale}"), *spaces)
+    scaled = build_model(compose(f"network.policy_init_scale={scale}"), *spaces,
+                         "actor_critic")
     assert torch.allclose(scaled.policy.weight, scale * unit.policy.weight)
     assert torch.equal(scaled.value.weight, unit.value.weight)
     assert scaled.policy.bias.abs().max() == 0 and scaled.value.bias.abs().max() == 0
@@ -79,7 +80,7 @@ def test_a_run_saved_before_mlp_activation_resumes_on_relu():
 @pytest.mark.parametrize("activation", ["relu", "tanh"])
 def test_the_mlp_torso_uses_the_activation_named(activation):
     model = build_model(compose("env=classic/cartpole", f"network.mlp_activation={activation}"),
-                        *cartpole_spaces())
+                        *cartpole_spaces(), "actor_critic")
     kinds = {type(m).__name__ for m in model.torso.modules()}
     assert kinds & {"ReLU", "Tanh"} == {"ReLU" if activation == "relu" else "Tanh"}
     features = model.torso(torch.full((1, 4), 1e3))

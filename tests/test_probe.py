@@ -25,7 +25,7 @@ def pong_model(cfg, scale: float):
 
     torch.manual_seed(0)
     cfg.network.policy_init_scale = scale
-    return build_model(cfg, Box(0, 255, (4, 84, 84)), Discrete(6))
+    return build_model(cfg, Box(0, 255, (4, 84, 84)), Discrete(6), "actor_critic")
 
 
 def test_screens_are_fixed_segments_of_random_play(pong_screens):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from asyncrl.report import build_report, main
+from asyncrl.report import build_report
 from asyncrl.report.metrics import (
     best_k,
     curve_on_grid,
@@ -20,6 +20,7 @@ from asyncrl.report.metrics import (
 )
 from asyncrl.report.runs import find_runs
 from asyncrl.run_status import write_status
+from asyncrl.tools.report import main
 from tests.conftest import QUICK, run_cli
 
 
@@ -154,12 +155,12 @@ def test_sweep_then_report_through_the_real_commands(tmp_path):
                       "log.tensorboard=false", *QUICK, f"hydra.sweep.dir={sweep_dir}"],
                      tmp_path, timeout=400)
     assert result.returncode == 0, result.stderr[-3000:]
-    report = run_cli([str(sweep_dir)], tmp_path, timeout=120, module="asyncrl.report")
+    report = run_cli([str(sweep_dir)], tmp_path, timeout=120, module="asyncrl.tools.report")
     assert report.returncode == 0, report.stderr
     text = (sweep_dir / "report" / "report.md").read_text()
     assert "| gym/CartPole-v1, a3c, ff, shared_rmsprop, 2 workers | 3 | 3 | 0 |" in text
     status = run_cli([str(sweep_dir), "--status"], tmp_path, timeout=120,
-                     module="asyncrl.report")
+                     module="asyncrl.tools.report")
     assert status.stdout.count("finished") == 3
 
 

@@ -12,6 +12,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from asyncrl.algos import algorithm_class
 from asyncrl.config import validate
 from asyncrl.envs import make_env
 from asyncrl.envs.torcs import protocol as p
@@ -51,7 +52,8 @@ def test_driver_module_builds(tmp_path):
 @pytest.mark.parametrize("setting", ["slow_car", "slow_car_bots", "fast_car", "fast_car_bots"])
 def test_every_setting_validates_and_builds_a_model(setting):
     with racing(setting) as (cfg, env):
-        model = build_model(cfg, env.observation_space, env.action_space)
+        model = build_model(cfg, env.observation_space, env.action_space,
+                            algorithm_class(cfg.algo.name).head)
         assert env.observation_space.shape == (3, 84, 84) and env.action_space.n == 9
         assert sum(w.numel() for w in model.parameters()) > 0
 

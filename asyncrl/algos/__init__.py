@@ -23,13 +23,18 @@ ALGORITHMS: dict[str, Any] = {
 }
 
 __all__ = ["ALGORITHMS", "A3C", "NStepQ", "OneStepQ", "OneStepSarsa", "SegmentBatch",
-           "ValueBased", "build_algorithm"]
+           "ValueBased", "algorithm_class", "build_algorithm"]
+
+
+def algorithm_class(name: str) -> Any:
+    """The class of algorithm ``name``: what it learns (``head``), whether it uses a target
+    network, and how it acts and learns."""
+    try:
+        return ALGORITHMS[name]
+    except KeyError:
+        raise ValueError(f"unknown algorithm '{name}'") from None
 
 
 def build_algorithm(algo_cfg: Any, generator: torch.Generator) -> Any:
     """The algorithm ``algo_cfg.name`` names, drawing its randomness from ``generator``."""
-    try:
-        cls = ALGORITHMS[algo_cfg.name]
-    except KeyError:
-        raise ValueError(f"unknown algorithm '{algo_cfg.name}'") from None
-    return cls(algo_cfg, generator)
+    return algorithm_class(algo_cfg.name)(algo_cfg, generator)

@@ -62,6 +62,7 @@ class A3C:
     worker sizes its buffers by the environment's time limit.
     """
 
+    head = "actor_critic"  # the network it learns: a policy and a value (nets.build_model)
     uses_target = False
     needs_next_action = False
     metrics = ("loss", "policy_loss", "value_loss", "entropy")

@@ -44,6 +44,7 @@ def target_q_many(target: Any, batches: Sequence[SegmentBatch],
 class ValueBased:
     """Acting and the shared parts of the loss; subclasses say what the targets are."""
 
+    head = "q"  # the network it learns: one Q-value per action (nets.build_model)
     uses_target = True
     needs_next_action = False
     metrics = ("loss", "q_mean", "epsilon")

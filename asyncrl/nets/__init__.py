@@ -7,13 +7,12 @@ from typing import Any
 import gymnasium as gym
 from torch import nn
 
-from asyncrl.config import VALUE_BASED
 from asyncrl.nets.agent_network import ActorCritic, AgentNetwork, QNetwork
 from asyncrl.nets.gaussian import GaussianActorCritic
 from asyncrl.nets.recurrent import LSTMCore, LSTMState, detach_state
 from asyncrl.nets.torsos import ConvTorso, MLPTorso
 
-__all__ = ["ActorCritic", "AgentNetwork", "GaussianActorCritic", "LSTMCore", "LSTMState",
+__all__ = ["HEADS", "ActorCritic", "AgentNetwork", "GaussianActorCritic", "LSTMCore", "LSTMState",
            "QNetwork", "build_model", "detach_state"]
 
 
@@ -30,8 +29,15 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
     raise ValueError(f"no torso for observations of shape {shape}")
 
 
-def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space) -> nn.Module:
-    """The model ``cfg.algo`` learns, on the torso (and core) ``cfg.network`` names."""
+HEADS = ("actor_critic", "q")  # what an algorithm class declares as its ``head``
+
+
+def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space,
+                head: str) -> nn.Module:
+    """The model with ``head`` (a policy and a value, or one Q-value per action) on the
+    torso (and core) ``cfg.network`` names."""
+    if head not in HEADS:
+        raise ValueError(f"unknown head '{head}': one of {HEADS}")
     if cfg.network.name == "gaussian":
         if not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
             raise ValueError(f"network=gaussian needs a vector of continuous actions, "
@@ -44,7 +50,7 @@ def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space)
     core = None
     if cfg.network.name == "lstm":
         core = LSTMCore(int(torso.output_size), cfg.network.lstm_size)  # type: ignore[arg-type]
-    if cfg.algo.name in VALUE_BASED:
+    if head == "q":
         return QNetwork(torso, int(action_space.n), core)
     return ActorCritic(torso, int(action_space.n), core,
                        policy_init_scale=cfg.network.policy_init_scale)

@@ -9,9 +9,7 @@ Writes into ``--out`` (default: ``DIR/report``): ``report.md`` and the PNGs it s
 
 from __future__ import annotations
 
-import argparse
 import csv
-import sys
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
@@ -236,35 +234,4 @@ def status_table(found: Found) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="asyncrl-report", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dirs", type=Path, nargs="+", help="run or sweep directories")
-    parser.add_argument("--out", type=Path, help="where to write (default: FIRST_DIR/report)")
-    parser.add_argument("--top-k", type=int, default=5, help="runs averaged in the curves")
-    parser.add_argument("--window", type=int, default=20,
-                        help="episodes averaged into a run's final score")
-    parser.add_argument("--reference", type=float,
-                        help="score whose time-to-reach gives the worker speed-up")
-    parser.add_argument("--status", action="store_true",
-                        help="print each run's status instead of writing a report")
-    args = parser.parse_args(argv)
-    try:
-        missing = [d for d in args.dirs if not d.is_dir()]
-        if missing:
-            raise UserError(f"no such directory: {missing[0]}")
-        if args.top_k < 1 or args.window < 1:
-            raise UserError("--top-k and --window must be at least 1")
-        if args.status:
-            print(status_table(find_runs(args.dirs)))
-            return 0
-        out = args.out or args.dirs[0] / "report"
-        report = build_report(args.dirs, out, args.top_k, args.window, args.reference)
-    except UserError as err:
-        print(f"asyncrl-report: error: {err}", file=sys.stderr)
-        return 2
-    print(f"wrote {report} and its figures")
-    return 0
-
-
-__all__: list[Any] = ["build_report", "main"]
+__all__: list[Any] = ["build_report", "find_runs", "status_table"]

@@ -11,15 +11,16 @@ import argparse
 import sys
 import time
 
+from asyncrl.cli import compose_config
+from asyncrl.config import register_schemas, validate
 from asyncrl.envs.torcs.env import RaceStartFailed
 from asyncrl.errors import UserError
+from asyncrl.tools import run_tool
 
 SETTINGS = ("slow_car", "slow_car_bots", "fast_car", "fast_car_bots")
 
 
 def _env(setting: str, continuous: bool = True):  # noqa: ANN202 - a TorcsEnv
-    from asyncrl.cli import compose_config
-    from asyncrl.config import register_schemas, validate
     from asyncrl.envs.torcs.settings import make_torcs
 
     register_schemas()
@@ -84,6 +85,10 @@ def main(argv: list[str] | None = None) -> None:
     ref.add_argument("settings", nargs="*", default=list(SETTINGS))
     ref.add_argument("--episodes", type=int, default=1)
     args = parser.parse_args(argv)
+    sys.exit(run_tool("asyncrl-torcs", lambda: _run(args)))
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "install":
             from asyncrl.envs.torcs.install import install, log
@@ -98,9 +103,11 @@ def main(argv: list[str] | None = None) -> None:
             if unknown:
                 raise UserError(f"unknown setting(s) {unknown}: choose from {', '.join(SETTINGS)}")
             reference(args.settings, args.episodes)
-    except UserError as exc:
-        print(f"asyncrl-torcs: {exc}", file=sys.stderr)
-        sys.exit(2)
     except RaceStartFailed as exc:  # what a check is for: say it in a line, not a traceback
         print(f"asyncrl-torcs: {exc}", file=sys.stderr)
-        sys.exit(1)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    main()

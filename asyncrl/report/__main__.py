@@ -1,5 +1,0 @@
-import sys
-
-from asyncrl.report import main
-
-sys.exit(main())

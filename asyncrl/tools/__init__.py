@@ -1,0 +1,28 @@
+"""The command-line faces besides ``asyncrl`` itself (``cli.py``): ``asyncrl-eval``,
+``asyncrl-report``, ``asyncrl-maze`` and ``asyncrl-torcs``.
+
+Each parses its arguments and calls into the library; nothing in the library imports them
+(an import-linter contract in ``nox -s lint``). They fail the same way: one line,
+``PROG: error: MESSAGE``, on stderr and exit code 2 for a user's mistake; 130 after Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from asyncrl.errors import UserError
+
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def run_tool(prog: str, body: Callable[[], int | None]) -> int:
+    """``body()``'s exit code, with a ``UserError`` said in one line instead of a traceback."""
+    try:
+        return body() or 0
+    except UserError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED

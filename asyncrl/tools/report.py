@@ -1,0 +1,53 @@
+"""``asyncrl-report DIR [DIR ...]``: the paper's figures and tables from runs and sweeps.
+
+    asyncrl-report multirun/2026-11-26/10-00-00               # one sweep
+    asyncrl-report multirun/opt_* --out reports/optimizers    # several, overlaid by rank
+    asyncrl-report multirun/pong_sweep --status               # progress of a sweep
+
+Writes into ``--out`` (default: ``DIR/report``): ``report.md`` and the PNGs it shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from asyncrl.errors import UserError
+from asyncrl.report import build_report, find_runs, status_table
+from asyncrl.tools import run_tool
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="asyncrl-report", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dirs", type=Path, nargs="+", help="run or sweep directories")
+    parser.add_argument("--out", type=Path, help="where to write (default: FIRST_DIR/report)")
+    parser.add_argument("--top-k", type=int, default=5, help="runs averaged in the curves")
+    parser.add_argument("--window", type=int, default=20,
+                        help="episodes averaged into a run's final score")
+    parser.add_argument("--reference", type=float,
+                        help="score whose time-to-reach gives the worker speed-up")
+    parser.add_argument("--status", action="store_true",
+                        help="print each run's status instead of writing a report")
+    args = parser.parse_args(argv)
+    return run_tool("asyncrl-report", lambda: _report(args))
+
+
+def _report(args: argparse.Namespace) -> int:
+    missing = [d for d in args.dirs if not d.is_dir()]
+    if missing:
+        raise UserError(f"no such directory: {missing[0]}")
+    if args.top_k < 1 or args.window < 1:
+        raise UserError("--top-k and --window must be at least 1")
+    if args.status:
+        print(status_table(find_runs(args.dirs)))
+        return 0
+    out = args.out or args.dirs[0] / "report"
+    report = build_report(args.dirs, out, args.top_k, args.window, args.reference)
+    print(f"wrote {report} and its figures")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
