@@ -1,4 +1,6 @@
-"""Checkpoints: written atomically, read back with a clear error when missing or corrupt.
+"""Checkpoints: the one module that knows their format. ``save_checkpoint`` writes a
+``Checkpoint`` atomically; ``load_checkpoint`` reads one back, checks it, brings an older
+format up to date, and refuses a missing, corrupt or foreign file in one line.
 
 torch's zip container does not check its records' CRCs when it reads: a flipped byte in a
 tensor loads as a silently different weight. So every checkpoint carries a SHA-256 of its
@@ -11,6 +13,7 @@ import hashlib
 import os
 import re
 import tempfile
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,42 @@ REQUIRED_KEYS = ("format", "model", "optimizer", "frames", "wall_time", "generat
 DIGEST_KEY = "sha256"  # absent from checkpoints written before it existed: those load unchecked
 
 
+@dataclass
+class Checkpoint:
+    """A run's state at T = ``frames``: enough to resume it or to play its policy."""
+
+    model: dict[str, Any]  # the shared model's state_dict
+    optimizer: dict[str, Any]  # the shared optimizer's statistics
+    frames: int  # T
+    wall_time: float  # seconds of training so far, over every session of the run
+    generation: int  # how many times the run was resumed before this session
+    config: dict[str, Any]  # the resolved config, as plain containers
+    target: dict[str, Any] | None = None  # theta^- of the value-based methods
+    target_epoch: int = 0  # T // target interval at the last refresh of theta^-
+    torch_rng: Any = None  # the launcher's torch RNG state
+
+    def target_or_model(self) -> dict[str, Any]:
+        """theta^-, or theta for a checkpoint of a run that had no target network yet."""
+        return self.target if self.target is not None else self.model
+
+
+_FIELDS = {f.name for f in fields(Checkpoint)}
+
+
+def _migrated(payload: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``payload``, a checkpoint of format ``FORMAT_VERSION`` or older.
+
+    Format 1 is the only one so far; keys added to it later (target, target_epoch,
+    torch_rng, the digest) take their defaults when absent. A later format bumps
+    ``FORMAT_VERSION`` and converts the older layout here.
+    """
+    return {key: value for key, value in payload.items() if key in _FIELDS}
+
+
 def content_digest(payload: Any) -> str:
     """SHA-256 over every tensor's bytes, dtype and shape and every other value's repr,
-    walking dicts in key order: equal for equal contents, whatever the container."""
+    walking dicts (and a ``Checkpoint``'s fields) in key order: equal for equal contents,
+    whatever the container."""
     import torch
 
     digest = hashlib.sha256()
@@ -33,6 +69,8 @@ def content_digest(payload: Any) -> str:
             flat = value.detach().cpu().contiguous().reshape(-1)
             digest.update(f"T{flat.dtype}{tuple(value.shape)}:".encode())
             digest.update(flat.view(torch.uint8).numpy().data)  # the buffer, not a copy
+        elif isinstance(value, Checkpoint):
+            feed({f.name: getattr(value, f.name) for f in fields(Checkpoint)})
         elif isinstance(value, dict):
             digest.update(b"{")
             for key in sorted(value, key=repr):
@@ -55,12 +93,14 @@ def checkpoint_path(run_dir: Path) -> Path:
     return Path(run_dir) / "checkpoints" / "last.pt"
 
 
-def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` so that ``path`` holds either the old file or the whole new one."""
+def save_checkpoint(path: Path, checkpoint: Checkpoint) -> None:
+    """Write ``checkpoint`` so that ``path`` holds either the old file or the whole new one."""
     import torch  # here, not at the top: the CLI checks a command line without torch
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = {"format": FORMAT_VERSION, **payload}
+    # getattr, not dataclasses.asdict: that would deep-copy every tensor
+    values = {f.name: getattr(checkpoint, f.name) for f in fields(Checkpoint)}
+    body = {"format": FORMAT_VERSION, **{k: v for k, v in values.items() if v is not None}}
     body[DIGEST_KEY] = content_digest(body)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -86,7 +126,7 @@ def describe_load_error(path: Path, message: str) -> str:
     return f"corrupt checkpoint {path}: {message.splitlines()[0]}"
 
 
-def load_checkpoint(path: Path) -> dict[str, Any]:
+def load_checkpoint(path: Path) -> Checkpoint:
     """Read a checkpoint; a missing, truncated or foreign file raises UserError."""
     import torch
 
@@ -99,14 +139,14 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise UserError(describe_load_error(path, str(exc) or type(exc).__name__)) from None
     if not isinstance(payload, dict) or any(k not in payload for k in REQUIRED_KEYS):
         raise UserError(f"corrupt checkpoint {path}: not an asyncrl checkpoint")
-    if payload["format"] != FORMAT_VERSION:
+    if not isinstance(payload["format"], int) or not 1 <= payload["format"] <= FORMAT_VERSION:
         raise UserError(f"checkpoint {path} has format {payload['format']}, "
-                        f"this asyncrl reads {FORMAT_VERSION}")
+                        f"this asyncrl reads 1 to {FORMAT_VERSION}")
     written = payload.pop(DIGEST_KEY, None)
     if written is not None and written != content_digest(payload):
         raise UserError(f"corrupt checkpoint {path}: its contents do not match the SHA-256 "
                         "written with them")
-    return payload
+    return Checkpoint(**_migrated(payload))
 
 
 def load_model_weights(model: Any, state: dict[str, Any], path: Path) -> None:

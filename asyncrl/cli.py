@@ -23,7 +23,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from asyncrl.checkpoint import checkpoint_path, load_checkpoint
+from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
 from asyncrl.config import register_schemas, typed_config, validate
 from asyncrl.errors import UserError
 from asyncrl.paths import config_dir
@@ -285,12 +285,12 @@ def _resume_dir(overrides: Sequence[str]) -> Path | None:
     return None
 
 
-def resumed_config(resume: Path, overrides: Sequence[str]) -> tuple[DictConfig, dict[str, Any]]:
+def resumed_config(resume: Path, overrides: Sequence[str]) -> tuple[DictConfig, Checkpoint]:
     """The config a run was started with, plus the few keys a resume may change; and the
     checkpoint it came from."""
     if not resume.is_dir():
         raise UserError(f"resume={resume}: no such run directory")
-    payload = load_checkpoint(checkpoint_path(resume))
+    saved = load_checkpoint(checkpoint_path(resume))
     changes = [o for o in overrides if not o.startswith("resume=")]
     refused = [o for o in changes if not o.split("=", 1)[0].lstrip("+~").startswith(RESUMABLE_KEYS)]
     if refused:
@@ -299,27 +299,27 @@ def resumed_config(resume: Path, overrides: Sequence[str]) -> tuple[DictConfig, 
                         f"(got {' '.join(refused)})")
     values = [o for o in changes if not o.lstrip("+").startswith("sweep=")]  # hydra-only
     try:
-        cfg = OmegaConf.merge(typed_config(payload["config"]), OmegaConf.from_dotlist(values))
+        cfg = OmegaConf.merge(typed_config(saved.config), OmegaConf.from_dotlist(values))
     except UserError:
         raise
     except Exception as exc:
         raise UserError(describe_config_error(exc)) from None
     cfg.resume = str(resume)
-    return cfg, payload  # type: ignore[return-value]
+    return cfg, saved  # type: ignore[return-value]
 
 
 def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
     """Run one training job in ``run_dir``; returns the process exit code."""
     from asyncrl.launcher import Launcher
 
-    payload = None
+    saved = None
     if cfg.resume:
         run_dir = Path(cfg.resume)
-        cfg, payload = resumed_config(run_dir, overrides)
-        log.info("resuming %s from T=%s", run_dir, f"{payload['frames']:,}")
+        cfg, saved = resumed_config(run_dir, overrides)
+        log.info("resuming %s from T=%s", run_dir, f"{saved.frames:,}")
     train_cfg = OmegaConf.to_object(cfg)
     validate(train_cfg)
-    return Launcher(train_cfg, run_dir, payload).run()
+    return Launcher(train_cfg, run_dir, saved).run()
 
 
 @hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")

@@ -24,7 +24,7 @@ from torch import nn
 
 from asyncrl import messages
 from asyncrl.algos import algorithm_class, build_algorithm
-from asyncrl.checkpoint import checkpoint_path, load_checkpoint, load_model_weights
+from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint, load_model_weights
 from asyncrl.child_output import route_child_output
 from asyncrl.config import typed_config
 from asyncrl.envs import frames_per_step, make_env
@@ -129,17 +129,17 @@ def evaluator_process(cfg: Any, shared: SharedState, outbox: Any,
         evaluator.close()
 
 
-def load_policy(source: Path) -> tuple[Any, nn.Module, dict[str, Any]]:
-    """Config and model of a run directory or a checkpoint file."""
+def load_policy(source: Path) -> tuple[Any, nn.Module, Checkpoint]:
+    """Config and model of a run directory or a checkpoint file, and the checkpoint."""
     path = source if source.is_file() else checkpoint_path(source)
-    payload = load_checkpoint(path)
-    cfg = OmegaConf.to_object(typed_config(payload["config"]))
+    saved = load_checkpoint(path)
+    cfg = OmegaConf.to_object(typed_config(saved.config))
     env = make_env(cfg.env)  # type: ignore[union-attr]
     model = build_model(cfg, env.observation_space, env.action_space,
                         algorithm_class(cfg.algo.name).head)  # type: ignore[union-attr]
-    load_model_weights(model, payload["model"], path)
+    load_model_weights(model, saved.model, path)
     env.close()
-    return cfg, model, payload
+    return cfg, model, saved
 
 
 VIDEO_NEEDS = {".gif": None, ".mp4": "imageio_ffmpeg", ".webm": "imageio_ffmpeg"}
@@ -196,7 +196,7 @@ def evaluate(args: argparse.Namespace) -> int:
     run_dir = args.source if args.source.is_dir() else args.source.parent.parent
     video, out = check_outputs(args, run_dir)
     torch.set_num_threads(1)
-    cfg, model, payload = load_policy(args.source)
+    cfg, model, saved = load_policy(args.source)
     env = make_env(cfg.env, render_mode="rgb_array" if video else None,
                    evaluation=True)
     env.reset(seed=args.seed)
@@ -218,8 +218,8 @@ def evaluate(args: argparse.Namespace) -> int:
             write_video(frames, video)
             print(f"video of episode 1: {video}")
     mean = sum(scores) / len(scores)
-    print(f"mean score over {len(scores)} episodes: {mean:g} (checkpoint at T={payload['frames']})")
+    print(f"mean score over {len(scores)} episodes: {mean:g} (checkpoint at T={saved.frames})")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"frames": payload["frames"], "scores": scores, "mean": mean},
+    out.write_text(json.dumps({"frames": saved.frames, "scores": scores, "mean": mean},
                               indent=2) + "\n")
     return 0

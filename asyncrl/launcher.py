@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 
 from asyncrl import messages, run_status
 from asyncrl.algos import algorithm_class
-from asyncrl.checkpoint import checkpoint_path, load_model_weights, save_checkpoint
+from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_model_weights, save_checkpoint
 from asyncrl.child_output import CHILD_OUTPUT_FILE
 from asyncrl.config import env_label
 from asyncrl.display import LiveDisplay, Progress
@@ -91,7 +91,7 @@ def build_shared_state(cfg: Any) -> SharedState:
 class Launcher:
     """One training run: ``Launcher(cfg, run_dir, resume_from).run()`` returns an exit code."""
 
-    def __init__(self, cfg: Any, run_dir: Path, resume_from: dict[str, Any] | None = None):
+    def __init__(self, cfg: Any, run_dir: Path, resume_from: Checkpoint | None = None):
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.generation = 0
@@ -107,25 +107,24 @@ class Launcher:
         self._last_checkpoint = (time.monotonic(), self.shared.total_frames())
         self._shutting_down = False
 
-    def _restore(self, payload: dict[str, Any]) -> None:
-        load_model_weights(self.shared.model, payload["model"],
-                           checkpoint_path(self.run_dir))
+    def _restore(self, saved: Checkpoint) -> None:
+        path = checkpoint_path(self.run_dir)
+        load_model_weights(self.shared.model, saved.model, path)
         try:
-            notes = self.shared.optimizer.load_state_dict(payload["optimizer"])
+            notes = self.shared.optimizer.load_state_dict(saved.optimizer)
         except ValueError as error:
-            raise UserError(f"checkpoint {checkpoint_path(self.run_dir)}: {error}") from None
+            raise UserError(f"checkpoint {path}: {error}") from None
         for note in notes:
             log.warning("resume: %s", note)
         if self.shared.target is not None:
-            load_model_weights(self.shared.target, payload.get("target") or payload["model"],
-                               checkpoint_path(self.run_dir))
+            load_model_weights(self.shared.target, saved.target_or_model(), path)
             assert self.shared.target_epoch is not None
-            self.shared.target_epoch[0] = int(payload.get("target_epoch", 0))
-        self.shared.base_frames = int(payload["frames"])
-        self.shared.wall_offset = float(payload["wall_time"])
-        self.generation = int(payload["generation"]) + 1
-        if "torch_rng" in payload:
-            torch.set_rng_state(payload["torch_rng"])
+            self.shared.target_epoch[0] = saved.target_epoch
+        self.shared.base_frames = saved.frames
+        self.shared.wall_offset = saved.wall_time
+        self.generation = saved.generation + 1
+        if saved.torch_rng is not None:
+            torch.set_rng_state(saved.torch_rng)
 
     # ---- the run ---------------------------------------------------------------------------
 
@@ -399,23 +398,22 @@ class Launcher:
         return path
 
     def _write_checkpoint(self, path: Path, frames: int) -> None:
-        save_checkpoint(path, {
-            "model": {k: v.detach().clone() for k, v in self.shared.model.state_dict().items()},
-            "optimizer": self.shared.optimizer.state_dict(),
-            **self._target_payload(),
-            "frames": frames,
-            "wall_time": self.shared.wall_time(),
-            "generation": self.generation,
-            "config": config_container(self.cfg),
-            "torch_rng": torch.get_rng_state(),
-        })
-
-    def _target_payload(self) -> dict[str, Any]:
-        if self.shared.target is None or self.shared.target_epoch is None:
-            return {}
-        return {"target": {k: v.detach().clone() for k, v in
-                           self.shared.target.state_dict().items()},
-                "target_epoch": int(self.shared.target_epoch[0])}
+        shared = self.shared
+        target, target_epoch = None, 0
+        if shared.target is not None and shared.target_epoch is not None:
+            target = {k: v.detach().clone() for k, v in shared.target.state_dict().items()}
+            target_epoch = int(shared.target_epoch[0])
+        save_checkpoint(path, Checkpoint(
+            model={k: v.detach().clone() for k, v in shared.model.state_dict().items()},
+            optimizer=shared.optimizer.state_dict(),
+            frames=frames,
+            wall_time=shared.wall_time(),
+            generation=self.generation,
+            config=config_container(self.cfg),
+            target=target,
+            target_epoch=target_epoch,
+            torch_rng=torch.get_rng_state(),
+        ))
 
     # ---- shutdown ------------------------------------------------------------------------
 

@@ -218,8 +218,8 @@ def analyse(run_dir: Path, segments: int) -> ProbeReport:
     from asyncrl.seeding import seed_everything
 
     torch.set_num_threads(1)
-    payload = load_checkpoint(checkpoint_path(run_dir))
-    cfg = typed_config(payload["config"])
+    saved = load_checkpoint(checkpoint_path(run_dir))
+    cfg = typed_config(saved.config)
     if cfg.algo.name != "a3c" or cfg.network.name == "gaussian":
         raise UserError(f"the probe reads A3C with a softmax policy; {run_dir} trained "
                         f"algo={cfg.algo.name} network={cfg.network.name}")
@@ -227,13 +227,13 @@ def analyse(run_dir: Path, segments: int) -> ProbeReport:
     seed_everything(cfg.seed)  # the same draw as the run's own model at T=0
     initial = build_shared_state(cfg).model
     trained = copy.deepcopy(initial)
-    trained.load_state_dict(payload["model"])
+    trained.load_state_dict(saved.model)
     screens = collect_screens(cfg, segments, int(cfg.algo.t_max))
     curve, scores = training_curve(run_dir)
-    n_actions = int(payload["model"]["policy.bias"].numel())
+    n_actions = int(saved.model["policy.bias"].numel())
     window = min(SCORE_EPISODES, len(scores))
     return ProbeReport(
-        run_dir=str(run_dir), frames=int(payload["frames"]),
+        run_dir=str(run_dir), frames=saved.frames,
         entropy_uniform=math.log(n_actions),
         init=read_network(initial, screens, cfg.algo),
         trained=read_network(trained, screens, cfg.algo),

@@ -95,11 +95,10 @@ def test_a_video_that_cannot_be_made_here_is_refused_before_playing(cartpole_run
 
 def test_a_checkpoint_that_does_not_fit_its_config_is_refused_in_one_line(cartpole_run,
                                                                           tmp_path):
-    payload = load_checkpoint(cartpole_run / "checkpoints" / "last.pt")
-    payload["config"]["network"]["hidden"] = 128  # the weights say 256
+    saved = load_checkpoint(cartpole_run / "checkpoints" / "last.pt")
+    saved.config["network"]["hidden"] = 128  # the weights say 256
     run_dir = tmp_path / "mismatched"
-    save_checkpoint(run_dir / "checkpoints" / "last.pt",
-                    {k: v for k, v in payload.items() if k != "format"})
+    save_checkpoint(run_dir / "checkpoints" / "last.pt", saved)
     played = run_cli([str(run_dir)], tmp_path, module="asyncrl.tools.evaluate")
     assert "does not fit the network its config builds" in _refused_before_playing(played)
     resumed = run_cli([f"resume={run_dir}", "total_frames=4000"], tmp_path)

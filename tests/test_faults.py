@@ -131,7 +131,7 @@ def test_a_stopped_run_resumes_to_its_end(tmp_path, seed, stop, code):
     assert _hit(run_dir, tmp_path, random.Random(seed), lambda p: os.kill(p.pid, stop)) == code
     status = json.loads((run_dir / "status.json").read_text())
     assert status["status"] == "interrupted"
-    assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["frames"] == status["frames"]
+    assert load_checkpoint(run_dir / "checkpoints" / "last.pt").frames == status["frames"]
     _resume_to_the_end(run_dir, tmp_path)
     _check_whole_and_once(run_dir)
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 
 import pytest
 
-from asyncrl.checkpoint import load_checkpoint, save_checkpoint
+from asyncrl.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from asyncrl.display import Progress, format_duration
 from asyncrl.errors import UserError
 from asyncrl.plots import plot_learning_curve, rolling_mean
@@ -65,11 +66,11 @@ def test_progress_line_and_eta():
 
 def test_checkpoint_round_trip_and_atomic_replace(tmp_path):
     path = tmp_path / "checkpoints" / "last.pt"
-    payload = {"model": {}, "optimizer": {}, "frames": 7, "wall_time": 1.5, "generation": 0,
-               "config": {"lr": 0.1}}
-    save_checkpoint(path, payload)
-    save_checkpoint(path, {**payload, "frames": 9})
-    assert load_checkpoint(path)["frames"] == 9
+    checkpoint = Checkpoint(model={}, optimizer={}, frames=7, wall_time=1.5, generation=0,
+                            config={"lr": 0.1})
+    save_checkpoint(path, checkpoint)
+    save_checkpoint(path, dataclasses.replace(checkpoint, frames=9))
+    assert load_checkpoint(path).frames == 9
     assert [p.name for p in path.parent.iterdir()] == ["last.pt"]  # no temporary files left
 
 
@@ -80,7 +81,7 @@ def test_a_flipped_bit_in_a_weight_is_refused_and_an_older_checkpoint_still_load
     weight = torch.full((64,), 0.5)
     payload = {"model": {"w": weight}, "optimizer": {}, "frames": 7, "wall_time": 1.5,
                "generation": 0, "config": {"lr": 0.1}}
-    save_checkpoint(path, payload)
+    save_checkpoint(path, Checkpoint(**payload))
     data = bytearray(path.read_bytes())
     at = bytes(data).find(weight.numpy().tobytes())  # the tensor's record, stored raw
     assert at > 0
@@ -89,7 +90,9 @@ def test_a_flipped_bit_in_a_weight_is_refused_and_an_older_checkpoint_still_load
     with pytest.raises(UserError, match="do not match the SHA-256 written with them"):
         load_checkpoint(path)
     torch.save({"format": 1, **payload}, path)  # as written before checkpoints had a digest
-    assert torch.equal(load_checkpoint(path)["model"]["w"], weight)
+    older = load_checkpoint(path)
+    assert torch.equal(older.model["w"], weight)
+    assert older.target is None and older.target_epoch == 0  # keys added later: defaults
 
 
 def test_checkpoint_without_the_expected_keys_is_refused(tmp_path):
@@ -147,3 +150,13 @@ def test_on_a_full_disk_the_status_is_overwritten_in_place_and_no_temporary_is_l
     with pytest.raises(OSError, match="No space left"):
         run_status.write_status(tmp_path, "failed", reason="x", frames=13)
     assert json.loads((tmp_path / "status.json").read_text())["frames"] == 12  # untouched
+
+
+def test_a_checkpoint_of_a_later_format_is_refused_naming_both_formats(tmp_path):
+    import torch
+
+    path = tmp_path / "later.pt"
+    torch.save({"format": 2, "model": {}, "optimizer": {}, "frames": 7, "wall_time": 1.5,
+                "generation": 0, "config": {}}, path)
+    with pytest.raises(UserError, match="has format 2, this asyncrl reads 1 to 1"):
+        load_checkpoint(path)

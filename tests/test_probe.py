@@ -81,12 +81,12 @@ def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, 
 def test_probe_refuses_a_network_it_cannot_read(tmp_path):
     from omegaconf import OmegaConf
 
-    from asyncrl.checkpoint import save_checkpoint
+    from asyncrl.checkpoint import Checkpoint, save_checkpoint
 
     cfg = compose("algo=nstep_q")
-    save_checkpoint(tmp_path / "checkpoints" / "last.pt", {
-        "model": {}, "optimizer": {}, "frames": 0, "wall_time": 0.0, "generation": 0,
-        "config": OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)})
+    save_checkpoint(tmp_path / "checkpoints" / "last.pt", Checkpoint(
+        model={}, optimizer={}, frames=0, wall_time=0.0, generation=0,
+        config=OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)))
     with pytest.raises(SystemExit, match="the probe reads A3C"):
         main(["--analyse", str(tmp_path)])
 

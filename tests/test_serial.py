@@ -75,11 +75,11 @@ def test_a_full_disk_at_a_checkpoint_fails_the_run_in_one_line_and_keeps_the_las
 
     saved: list[int] = []
 
-    def fills_up_after_one(path, payload):
+    def fills_up_after_one(path, checkpoint):
         if saved:
             raise OSError(errno.ENOSPC, "No space left on device")
-        save_checkpoint(path, payload)
-        saved.append(payload["frames"])
+        save_checkpoint(path, checkpoint)
+        saved.append(checkpoint.frames)
 
     monkeypatch.setattr(launcher_module, "save_checkpoint", fills_up_after_one)
     launcher = Launcher(compose(*SERIAL, "total_frames=3000", "checkpoint.interval_frames=500"),
@@ -89,7 +89,7 @@ def test_a_full_disk_at_a_checkpoint_fails_the_run_in_one_line_and_keeps_the_las
     assert status["status"] == "failed"
     assert "No space left on device" in status["reason"]
     assert str(tmp_path / "checkpoints" / "last.pt") in status["reason"]
-    assert load_checkpoint(tmp_path / "checkpoints" / "last.pt")["frames"] == saved[0]
+    assert load_checkpoint(tmp_path / "checkpoints" / "last.pt").frames == saved[0]
     assert status["frames"] < 3000  # it stopped at the failed write, not at the end
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors and all("\n" not in e for e in errors)
@@ -102,7 +102,7 @@ def test_a_resume_after_a_crash_logs_no_frames_twice(tmp_path):
 
     launcher, _ = _train(tmp_path)
     saved = load_checkpoint(tmp_path / "checkpoints" / "last.pt")
-    t_saved = saved["frames"]
+    t_saved = saved.frames
     before = list(csv.DictReader((tmp_path / "episodes.csv").open()))
     # what a crash leaves: rows logged after the last checkpoint, the last one half written
     with (tmp_path / "episodes.csv").open("a") as handle:
@@ -128,9 +128,9 @@ def test_a_new_run_writes_a_checkpoint_at_T0_so_an_early_crash_can_resume(tmp_pa
 
     written: list[int] = []
 
-    def recording(path, payload):
-        written.append(payload["frames"])
-        save_checkpoint(path, payload)
+    def recording(path, checkpoint):
+        written.append(checkpoint.frames)
+        save_checkpoint(path, checkpoint)
 
     monkeypatch.setattr(launcher_module, "save_checkpoint", recording)
     _train(tmp_path)

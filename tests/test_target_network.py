@@ -72,11 +72,12 @@ def test_checkpoint_keeps_the_target_network_and_resume_restores_it(tmp_path):
                  "log.tensorboard=false", "eval.episodes=0")
     first = Launcher(compose(*overrides, "total_frames=1000"), tmp_path)
     assert first.run() == 0
-    payload = load_checkpoint(checkpoint_path(tmp_path))
-    assert payload["target_epoch"] == payload["frames"] // 300 >= 3
-    resumed = Launcher(compose(*overrides, "total_frames=2000"), tmp_path, resume_from=payload)
-    assert int(resumed.shared.target_epoch[0]) == payload["target_epoch"]
+    saved = load_checkpoint(checkpoint_path(tmp_path))
+    assert saved.target is not None
+    assert saved.target_epoch == saved.frames // 300 >= 3
+    resumed = Launcher(compose(*overrides, "total_frames=2000"), tmp_path, resume_from=saved)
+    assert int(resumed.shared.target_epoch[0]) == saved.target_epoch
     assert _same(_params(resumed.shared.target),
-                 [payload["target"][k] for k, _ in resumed.shared.target.named_parameters()])
+                 [saved.target[k] for k, _ in resumed.shared.target.named_parameters()])
     # theta^- lags theta: the run went on past the last refresh
     assert not _same(_params(resumed.shared.target), _params(resumed.shared.model))
