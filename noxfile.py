@@ -70,7 +70,7 @@ def lint(session: nox.Session) -> None:
     session.install("ruff>=0.5", "yamllint>=1.35", "import-linter>=2.1")
     session.run("ruff", "check", "asyncrl", "hydra_plugins", "tests", "noxfile.py")
     session.run("yamllint", "--strict", "conf")
-    session.run("lint-imports")
+    session.run("lint-imports", "--no-cache")
 
 
 @nox.session(default=False)

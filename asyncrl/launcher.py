@@ -39,6 +39,7 @@ from asyncrl.recorder import Recorder
 from asyncrl.run_status import write_status
 from asyncrl.seeding import seed_everything
 from asyncrl.shared import SharedState
+from asyncrl.supervisor import GiveUp, Kill, Seen, Supervisor, describe_exit
 from asyncrl.worker import LOOP_METRICS, WorkerSpec, run_worker, worker_process
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,6 @@ log = logging.getLogger(__name__)
 START_METHOD = "spawn"  # explicit: fork would copy the launcher's threads and locks
 JOIN_TIMEOUT_S = 15.0
 PROGRESS_LOG_EVERY_S = 30.0
-STARTUP_GRACE_S = 120.0
 
 EXIT_OK, EXIT_FAILED, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 3, 130, 143
 
@@ -61,15 +61,11 @@ class RunFailed(Exception):
 
 @dataclass
 class Supervision:
-    """Worker processes by slot, and how often each slot has been restarted."""
+    """Worker processes by slot and the evaluator's, with the decisions about them."""
 
+    decisions: Supervisor
     processes: dict[int, Any] = field(default_factory=dict)
-    restarts: dict[int, int] = field(default_factory=dict)
-    reasons: dict[int, str] = field(default_factory=dict)
-    # slot -> (its frame count, when that count last changed, whether it ever changed)
-    progress: dict[int, tuple[int, float, bool]] = field(default_factory=dict)
     evaluator: Any = None
-    evaluator_restarts: int = 0
 
 
 def config_container(cfg: Any) -> dict[str, Any]:
@@ -145,7 +141,8 @@ class Launcher:
         previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
         code, status, reason = EXIT_OK, run_status.FINISHED, ""
         write_status(self.run_dir, run_status.RUNNING, frames=self.shared.total_frames())
-        supervision = Supervision()
+        supervision = Supervision(Supervisor(self.cfg.max_worker_restarts,
+                                             self.cfg.stall_seconds))
         self.display = LiveDisplay(title, self.cfg.log.progress)
         with self.display, _write_errors_said_once():
             try:
@@ -228,7 +225,6 @@ class Launcher:
         self._queue = ctx.Queue()
         self._ctx = ctx
         for slot in range(self.cfg.workers):
-            sup.restarts[slot] = 0
             self._start_worker(sup, slot)
         if self.cfg.eval.episodes > 0:
             self._start_evaluator(sup)
@@ -247,13 +243,13 @@ class Launcher:
         return str(self.run_dir / CHILD_OUTPUT_FILE) if self.display.live else None
 
     def _start_worker(self, sup: Supervision, slot: int) -> None:
-        spec = WorkerSpec(slot, sup.restarts[slot], self.generation)
+        spec = WorkerSpec(slot, sup.decisions.restarts.get(slot, 0), self.generation)
         process = self._ctx.Process(target=worker_process, name=f"asyncrl-worker-{slot}",
                                     args=(spec, self.cfg, self.shared, self._queue,
                                           self._child_output()), daemon=True)
         process.start()
         sup.processes[slot] = process
-        sup.progress[slot] = (int(self.shared.frames[slot]), time.monotonic(), False)
+        sup.decisions.started(slot, int(self.shared.frames[slot]), time.monotonic())
 
     def _start_evaluator(self, sup: Supervision) -> None:
         sup.evaluator = self._ctx.Process(target=evaluator_process, name="asyncrl-evaluator",
@@ -263,55 +259,36 @@ class Launcher:
 
     def _supervise_evaluator(self, sup: Supervision) -> None:
         """Restart an evaluator that died; past ``max_worker_restarts`` training goes on
-        without evaluations (they are the run's report, not its work), and the log says so."""
+        without evaluations, and the log says so."""
         process = sup.evaluator
         if process is None or process.is_alive() or process.exitcode == 0:
             return
-        reason = _describe_exit(process.exitcode)
-        if sup.evaluator_restarts >= self.cfg.max_worker_restarts:
+        reason = describe_exit(process.exitcode)
+        if not sup.decisions.evaluator_died():
             log.error("the evaluator died (%s) after %d restarts; training goes on without "
-                      "evaluations", reason, sup.evaluator_restarts)
+                      "evaluations", reason, sup.decisions.evaluator_restarts)
             sup.evaluator = None
             return
-        sup.evaluator_restarts += 1
         log.warning("the evaluator died (%s); restarting it (%d/%d)", reason,
-                    sup.evaluator_restarts, self.cfg.max_worker_restarts)
+                    sup.decisions.evaluator_restarts, self.cfg.max_worker_restarts)
         self._start_evaluator(sup)
 
     def _supervise(self, sup: Supervision) -> None:
-        """Restart a worker that died, up to ``max_worker_restarts`` times, else stop the run."""
-        self._kill_stalled(sup)
+        """Carry out what the supervisor decides from what the processes show now."""
         self._supervise_evaluator(sup)
-        for slot, process in list(sup.processes.items()):
-            if process.is_alive() or process.exitcode == 0:
-                continue
-            reason = sup.reasons.pop(slot, None) or _describe_exit(process.exitcode)
-            if sup.restarts[slot] >= self.cfg.max_worker_restarts:
-                raise RunFailed(f"worker {slot} died ({reason}) after "
-                                f"{sup.restarts[slot]} restarts; stopping the run")
-            sup.restarts[slot] += 1
-            log.warning("worker %d died (%s); restarting it (%d/%d)", slot, reason,
-                        sup.restarts[slot], self.cfg.max_worker_restarts)
-            self._start_worker(sup, slot)
-
-    def _kill_stalled(self, sup: Supervision) -> None:
-        """A live worker whose frame count has not moved for ``stall_seconds`` is hung: kill it,
-        so that the restart logic takes over and the run never waits forever."""
-        now = time.monotonic()
-        for slot, process in sup.processes.items():
-            frames = int(self.shared.frames[slot])
-            last_frames, since, started = sup.progress[slot]
-            # starting a process (imports, first env reset) may take longer than a step
-            allowed = self.cfg.stall_seconds if started else max(self.cfg.stall_seconds,
-                                                                 STARTUP_GRACE_S)
-            if frames != last_frames:
-                sup.progress[slot] = (frames, now, True)
-            elif process.is_alive() and now - since >= allowed:
-                log.warning("worker %d made no progress for %.0f s; killing it", slot,
-                            now - since)
-                sup.reasons[slot] = f"no progress for {now - since:.0f} s"
-                process.kill()
-                process.join(5.0)
+        seen = {slot: Seen(process.is_alive(), process.exitcode, int(self.shared.frames[slot]))
+                for slot, process in sup.processes.items()}
+        for decision in sup.decisions.decide(seen, time.monotonic()):
+            if isinstance(decision, GiveUp):
+                raise RunFailed(decision.reason)
+            if isinstance(decision, Kill):
+                log.warning("worker %d made %s; killing it", decision.slot, decision.reason)
+                sup.processes[decision.slot].kill()
+                sup.processes[decision.slot].join(5.0)
+            else:
+                log.warning("worker %d died (%s); restarting it (%d/%d)", decision.slot,
+                            decision.reason, decision.count, self.cfg.max_worker_restarts)
+                self._start_worker(sup, decision.slot)
 
     # ---- messages and bookkeeping ------------------------------------------------------
 
@@ -353,7 +330,7 @@ class Launcher:
             _, worker, reason, trace = message
             log.error("worker %d raised %s\n%s", worker, reason, trace)
             if sup is not None:
-                sup.reasons[worker] = reason
+                sup.decisions.reported(worker, reason)
 
     def _periodic(self, alive: int) -> None:
         now = time.monotonic()
@@ -498,14 +475,3 @@ class Terminated(KeyboardInterrupt):
 
 def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated
-
-
-def _describe_exit(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "still running"
-    if exitcode < 0:
-        try:
-            return f"killed by {signal.Signals(-exitcode).name}"
-        except ValueError:
-            return f"killed by signal {-exitcode}"
-    return f"exit code {exitcode}"
