@@ -20,7 +20,7 @@ CHILD_OUTPUT_FILE = "processes.log"
 
 
 class OutboxHandler(logging.Handler):
-    """Sends each record to the launcher as ``(LOG, source, level, text)``."""
+    """Sends each record to the launcher as a ``messages.LogLine``."""
 
     def __init__(self, outbox: Any, source: str) -> None:
         super().__init__()
@@ -29,7 +29,7 @@ class OutboxHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.outbox.put((messages.LOG, self.source, record.levelno, self.format(record)))
+            self.outbox.put(messages.LogLine(self.source, record.levelno, self.format(record)))
         except Exception:  # a closed queue at shutdown: nothing left to tell
             self.handleError(record)
 

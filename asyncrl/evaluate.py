@@ -85,7 +85,7 @@ class Evaluator:
     def due(self, frames: int) -> bool:
         return self.cfg.eval.episodes > 0 and frames >= self.next_at
 
-    def run(self, frames: int) -> tuple[Any, ...] | None:
+    def run(self, frames: int) -> messages.Evaluation | None:
         """Evaluate now; returns the EVAL message, or None if stopped before any episode."""
         self.next_at = self._boundary_after(frames)
         self.model.load_state_dict(self.shared.model.state_dict())
@@ -96,7 +96,7 @@ class Evaluator:
             scores.append(play_episode(self.model, self.algorithm, self.env, self.max_steps))
         if not scores:
             return None
-        return (messages.EVAL, frames, self.shared.wall_time(), scores)
+        return messages.Evaluation(frames, self.shared.wall_time(), scores)
 
     def close(self) -> None:
         """Release the environment (TORCS: its race process and directory)."""

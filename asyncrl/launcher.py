@@ -200,7 +200,7 @@ class Launcher:
         return env_label(self.cfg.env)
 
     def _run_serial(self) -> None:
-        outbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        outbox: queue.SimpleQueue[messages.Message] = queue.SimpleQueue()
         evaluator = Evaluator(self.cfg, self.shared) if self.cfg.eval.episodes > 0 else None
 
         def tick() -> None:
@@ -305,32 +305,28 @@ class Launcher:
             except queue.Empty:
                 return
 
-    def _handle(self, message: tuple[Any, ...], sup: Supervision | None = None) -> None:
+    def _handle(self, message: messages.Message, sup: Supervision | None = None) -> None:
         assert self.recorder is not None
-        kind = message[0]
-        if kind == messages.EPISODE:
-            _, worker, frames, wall, score, length = message
-            self.recorder.episode(worker, frames, wall, score, length)
-        elif kind == messages.UPDATES:
-            _, worker, frames, stats = message
-            self.recorder.update(worker, frames, self.shared.wall_time(), stats)
-        elif kind == messages.EVAL:
-            _, frames, wall, scores = message
-            self.recorder.evaluation(frames, wall, scores)
-            log.info("evaluation at T=%s: mean score %.2f over %d episodes", f"{frames:,}",
-                     sum(scores) / len(scores), len(scores))
-        elif kind == messages.DIVERGED:
-            _, worker, _, reason = message
+        if isinstance(message, messages.Episode):
+            self.recorder.episode(message.worker, message.frames, message.wall_time,
+                                  message.score, message.episode_frames)
+        elif isinstance(message, messages.Updates):
+            self.recorder.update(message.worker, message.frames, self.shared.wall_time(),
+                                 message.stats)
+        elif isinstance(message, messages.Evaluation):
+            scores = message.scores
+            self.recorder.evaluation(message.frames, message.wall_time, scores)
+            log.info("evaluation at T=%s: mean score %.2f over %d episodes",
+                     f"{message.frames:,}", sum(scores) / len(scores), len(scores))
+        elif isinstance(message, messages.Diverged):
             if not self._shutting_down:  # a second worker's report during shutdown: known
-                raise RunDiverged(f"worker {worker}: {reason}")
-        elif kind == messages.LOG:
-            _, source, level, text = message
-            log.log(level, "[%s] %s", source, text)
-        elif kind == messages.ERROR:
-            _, worker, reason, trace = message
-            log.error("worker %d raised %s\n%s", worker, reason, trace)
+                raise RunDiverged(f"worker {message.worker}: {message.reason}")
+        elif isinstance(message, messages.LogLine):
+            log.log(message.level, "[%s] %s", message.source, message.text)
+        elif isinstance(message, messages.WorkerError):
+            log.error("worker %d raised %s\n%s", message.worker, message.reason, message.trace)
             if sup is not None:
-                sup.decisions.reported(worker, reason)
+                sup.decisions.reported(message.worker, message.reason)
 
     def _periodic(self, alive: int) -> None:
         now = time.monotonic()

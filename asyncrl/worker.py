@@ -92,7 +92,7 @@ def worker_process(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any,
         run_worker(spec, cfg, shared, outbox, parent_pid=os.getppid())
     except Exception as exc:  # the launcher reports it and decides about a restart
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        outbox.put((messages.ERROR, spec.worker_id, reason, traceback.format_exc()))
+        outbox.put(messages.WorkerError(spec.worker_id, reason, traceback.format_exc()))
         raise SystemExit(1) from exc
 
 
@@ -204,16 +204,16 @@ def run_worker(
             segments, stats = learning_step(parts, frames_now)
         except (NonFiniteOutput, Diverged) as exc:
             where = "" if isinstance(exc, Diverged) else f" at T={frames_now:,}"
-            outbox.put((messages.DIVERGED, spec.worker_id, frames_now, f"{exc}{where}"))
+            outbox.put(messages.Diverged(spec.worker_id, frames_now, f"{exc}{where}"))
             break
         metrics.add(stats)
         for segment, actor in zip(segments, actors.members, strict=True):
             if segment.episode_over:
                 score, length = actor.finish_episode()
-                outbox.put((messages.EPISODE, spec.worker_id, shared.total_frames(),
-                            shared.wall_time(), score, length))
+                outbox.put(messages.Episode(spec.worker_id, shared.total_frames(),
+                                            shared.wall_time(), score, length))
         if metrics.due():
-            outbox.put((messages.UPDATES, spec.worker_id, shared.total_frames(), metrics.flush()))
+            outbox.put(messages.Updates(spec.worker_id, shared.total_frames(), metrics.flush()))
         updates += 1
         if tick is not None:
             tick()
@@ -221,5 +221,5 @@ def run_worker(
             log.warning("launcher is gone; stopping")
             break
     if metrics.count:  # the last interval's means, or a short run would log nothing
-        outbox.put((messages.UPDATES, spec.worker_id, shared.total_frames(), metrics.flush()))
+        outbox.put(messages.Updates(spec.worker_id, shared.total_frames(), metrics.flush()))
     actors.close()

@@ -425,3 +425,16 @@ def test_a_full_disk_or_an_unwritable_place_is_refused_before_hydra_writes_there
     with pytest.raises(UserError, match="is not a writable directory"):
         cli.claim_run_dir([f"hydra.run.dir={afile / 'run'}"])
     assert cli.claim_run_dir([f"hydra.run.dir={tmp_path / 'c'}"])  # room enough: accepted
+
+
+@pytest.mark.parametrize("algo", ["nstep_q", "a3c"])
+def test_a_diverging_run_stops_every_worker_with_exit_3_and_says_why(workdir, algo):
+    run_dir = workdir / "run"
+    result = run_cli(["env=classic/cartpole", f"algo={algo}", "workers=2", "envs_per_worker=2",
+                      "lr=1e30", "total_frames=50000", *QUICK, f"hydra.run.dir={run_dir}"],
+                     workdir)
+    assert result.returncode == 3, result.stderr
+    status = json.loads((run_dir / "status.json").read_text())
+    assert status["status"] == "diverged" and "not finite" in status["reason"]
+    assert status["frames"] < 50000
+    assert "Traceback" not in result.stdout + result.stderr
