@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,8 +11,13 @@ from tests.conftest import CONF, REPO
 
 
 def test_wheel_ships_every_config_file(tmp_path):
+    # from a copy without build/: setuptools packs whatever an earlier build left there
+    source = tmp_path / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        "build", ".git", ".nox", ".venv", "outputs", "multirun", "*.egg-info", "__pycache__",
+        ".*_cache"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path), str(REPO)], check=True, timeout=300)
+                    "-q", "-w", str(tmp_path), str(source)], check=True, timeout=300)
     wheel = next(tmp_path.glob("asyncrl-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {f"asyncrl/conf/{p.relative_to(CONF).as_posix()}" for p in CONF.rglob("*.yaml")}
@@ -23,3 +29,9 @@ def test_wheel_ships_every_config_file(tmp_path):
             "hydra_plugins/asyncrl_sweeper/__init__.py", "asyncrl/envs/maze/raycast.py",
             "asyncrl/report/metrics.py", "asyncrl/data/torcs_reference.csv",
             "asyncrl/envs/torcs/env.py", "asyncrl/envs/torcs/driver/asyncrl.cpp"} <= names
+    # every module of the source tree: a package missing from pyproject's list would
+    # install without it, which only a fresh machine shows
+    package = REPO / "asyncrl"
+    modules = {f"asyncrl/{p.relative_to(package).as_posix()}" for p in package.rglob("*.py")
+               if "__pycache__" not in p.parts}
+    assert modules - names == set()
