@@ -32,13 +32,25 @@ from asyncrl.nets import LSTMState
 
 def target_q_many(target: Any, batches: Sequence[SegmentBatch],
                   firsts: Sequence[int]) -> list[torch.Tensor]:
-    """Q(s_j, .; theta^-) for j = firsts[i] .. n of each segment i, without gradient."""
+    """Q(s_j, .; theta^-) for j = firsts[i] .. n of each segment i, without gradient (empty
+    where firsts[i] is past n)."""
+    # a segment that needs no row (n-step Q after a terminal) costs no forward
+    needed = [i for i, (b, first) in enumerate(zip(batches, firsts, strict=True))
+              if first <= b.steps]
+    out = [torch.empty(0) for _ in batches]
+    if not needed:
+        return out
+    chosen = [batches[i] for i in needed]
     with torch.no_grad():
         if target.recurrent:
-            outputs = segment_outputs(target, batches, [slice(0, b.steps + 1) for b in batches])
-            return [q[first:] for (q,), first in zip(outputs, firsts, strict=True)]
-        rows = [slice(first, b.steps + 1) for b, first in zip(batches, firsts, strict=True)]
-        return [q for (q,) in segment_outputs(target, batches, rows)]
+            outputs = segment_outputs(target, chosen, [slice(0, b.steps + 1) for b in chosen])
+            for i, (q,) in zip(needed, outputs, strict=True):
+                out[i] = q[firsts[i]:]
+        else:
+            rows = [slice(firsts[i], batches[i].steps + 1) for i in needed]
+            for i, (q,) in zip(needed, segment_outputs(target, chosen, rows), strict=True):
+                out[i] = q
+    return out
 
 
 class ValueBased:
@@ -143,7 +155,8 @@ class NStepQ(ValueBased):
         return int(algo_cfg.t_max)
 
     def first_target_row(self, batch: SegmentBatch) -> int:
-        return batch.steps
+        # past the last state after a terminal: the return bootstraps 0, no target value
+        return batch.steps + 1 if batch.terminals[-1] else batch.steps
 
     def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
         bootstrap = torch.zeros(1) if batch.terminals[-1] else q_after[-1]

@@ -49,9 +49,11 @@ class AgentNetwork(nn.Module):
         out = self.torso(obs)
         if self.core is None:
             return out, [None] * len(states)
-        fresh = self.core.initial_state()
-        h = torch.cat([fresh[0] if s is None else s[0] for s in states], dim=1)
-        c = torch.cat([fresh[1] if s is None else s[1] for s in states], dim=1)
+        if any(s is None for s in states):  # a zero state only for a new episode's first step
+            fresh = self.core.initial_state()
+            states = [fresh if s is None else s for s in states]
+        h = torch.cat([s[0] for s in states], dim=1)  # type: ignore[index]
+        c = torch.cat([s[1] for s in states], dim=1)  # type: ignore[index]
         # the LSTM's batch dimension is the environment; its sequence is this one step
         stepped, (h, c) = self.core.lstm(out.unsqueeze(0), (h, c))
         after: list[LSTMState | None] = [(h[:, i : i + 1], c[:, i : i + 1])
