@@ -20,15 +20,15 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-import torch.multiprocessing as mp
 
-from asyncrl.algos import ALGORITHMS
+from asyncrl.algos import algorithm_classes
 from asyncrl.cli import compose_config
 from asyncrl.config import register_schemas
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
-from asyncrl.launcher import START_METHOD, build_shared_state
-from asyncrl.worker import WorkerSpec, build_worker_parts, learning_step, worker_process
+from asyncrl.launcher import build_shared_state
+from asyncrl.pool import START_METHOD, ProcessPool
+from asyncrl.worker import WorkerSpec, build_worker_parts, learning_step
 
 WARMUP_S = 5.0
 
@@ -64,33 +64,29 @@ def raw_env_fps(cfg: Any, processes: int, seconds: float) -> float:
 
 
 def training_fps(cfg: Any, seconds: float) -> float:
-    """Frames/s of T while ``cfg.workers`` workers of ``cfg.algo`` train one shared model."""
+    """Frames/s of T while ``cfg.workers`` workers of ``cfg.algo`` train one shared model,
+    started and stopped by the pool a run uses."""
     shared = build_shared_state(cfg)
-    ctx: Any = mp.get_context(START_METHOD)
-    outbox = ctx.Queue()
-    procs = [ctx.Process(target=worker_process, args=(WorkerSpec(i), cfg, shared, outbox),
-                         daemon=True) for i in range(cfg.workers)]
-    for p in procs:
-        p.start()
+    pool = ProcessPool(cfg, shared)
+    pool.start_workers()
+
+    def drain(timeout: float) -> None:
+        with contextlib.suppress(queue.Empty):
+            pool.queue.get(timeout=timeout)
 
     def drain_until(deadline: float) -> None:
         while time.monotonic() < deadline:
-            with contextlib.suppress(queue.Empty):
-                outbox.get(timeout=0.1)
+            drain(0.1)
 
-    while shared.total_frames() == 0:
-        drain_until(time.monotonic() + 0.2)
-    drain_until(time.monotonic() + WARMUP_S)
-    frames0, t0 = shared.total_frames(), time.monotonic()
-    drain_until(t0 + seconds)
-    rate = (shared.total_frames() - frames0) / (time.monotonic() - t0)
-    shared.request_stop()
-    drain_until(time.monotonic() + 1.0)
-    for p in procs:
-        p.join(10)
-        if p.is_alive():
-            p.kill()
-    return rate
+    try:
+        while shared.total_frames() == 0:
+            drain_until(time.monotonic() + 0.2)
+        drain_until(time.monotonic() + WARMUP_S)
+        frames0, t0 = shared.total_frames(), time.monotonic()
+        drain_until(t0 + seconds)
+        return (shared.total_frames() - frames0) / (time.monotonic() - t0)
+    finally:
+        pool.stop(drain, timeout=10.0)
 
 
 class TimedEnv(gym.Wrapper):
@@ -398,7 +394,8 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m asyncrl.bench", description=__doc__)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--algos", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
+    names = list(algorithm_classes())
+    parser.add_argument("--algos", nargs="+", default=names, choices=names)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--envs-per-worker", type=int, nargs="+", default=[1, 4, 8, 16],
                         help="A3C rows with each number of environments per worker")

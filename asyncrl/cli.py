@@ -22,6 +22,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
 
 from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
 from asyncrl.config import register_schemas, typed_config, validate
@@ -236,6 +237,11 @@ def describe_config_error(exc: BaseException) -> str:
     missing = re.search(r"Could not find '([^']+)'", str(exc))
     if missing:
         return describe_missing_option(missing.group(1))
+    if isinstance(exc, MissingMandatoryValue) and exc.full_key:
+        return f"{exc.full_key} has no default: give it, e.g. {exc.full_key}=..."
+    if "'env.kwargs'" in str(exc):  # a whole dict cannot replace a node of the schema
+        return ("env.kwargs takes gymnasium.make's keywords one at a time: "
+                "+env.kwargs.NAME=VALUE")
     parts: list[str] = []
     seen: BaseException | None = exc
     while seen is not None and len(parts) < 3:

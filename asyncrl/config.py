@@ -1,7 +1,9 @@
 """Typed schemas for every config group, and the checks no type can express.
 
-The YAML files under ``conf/`` hold the values; the dataclasses here give each key a type,
-so a typo'd key or a wrong type fails when Hydra composes the config.
+The YAML files under ``conf/`` hold the values; the dataclasses give each key a type, so a
+typo'd key or a wrong type fails when Hydra composes the config. The run's, the networks'
+and the optimizers' schemas are here; an algorithm's is in ``asyncrl.algos.configs`` and an
+environment family's comes with the family (``asyncrl.envs.families``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import II, MISSING, OmegaConf
 
+from asyncrl.algos.configs import ALGORITHM_CONFIGS, is_value_based
+from asyncrl.envs.family import families, family_of
 from asyncrl.errors import UserError
 
 
@@ -56,180 +60,8 @@ if not OmegaConf.has_resolver("asyncrl.cpus"):
     OmegaConf.register_new_resolver("asyncrl.cpus", usable_cpus)
 
 
-@dataclass
-class A3CConfig:
-    """Advantage actor-critic (paper, Algorithm S3)."""
-
-    name: str = "a3c"
-    gamma: float = 0.99
-    t_max: int = 5
-    entropy_beta: float = 0.01
-    value_loss_coef: float = 0.25
-    max_grad_norm: float = 40.0
-    episode_updates: bool = False
-    default_lr: float = 7e-4
-
-
-@dataclass
-class ValueBasedConfig:
-    """What the three value-based methods share (paper, Supp. 8 "Experimental Setup")."""
-
-    name: str = MISSING
-    gamma: float = 0.99
-    max_grad_norm: float = 40.0
-    target_update_frames: int = 40_000
-    epsilon_finals: list[float] = field(default_factory=lambda: [0.1, 0.01, 0.5])
-    epsilon_probabilities: list[float] = field(default_factory=lambda: [0.4, 0.3, 0.3])
-    epsilon_anneal_frames: int = 4_000_000
-    eval_epsilon: float = 0.05
-    default_lr: float = 7e-4
-
-
-@dataclass
-class OneStepQConfig(ValueBasedConfig):
-    """One-step Q-learning (paper, Algorithm 1)."""
-
-    name: str = "one_step_q"
-    async_update: int = 5
-
-
-@dataclass
-class OneStepSarsaConfig(ValueBasedConfig):
-    """One-step Sarsa: Algorithm 1 with the target r + gamma Q(s', a'; theta^-)."""
-
-    name: str = "one_step_sarsa"
-    async_update: int = 5
-
-
-@dataclass
-class NStepQConfig(ValueBasedConfig):
-    """n-step Q-learning (paper, Algorithm S2)."""
-
-    name: str = "nstep_q"
-    t_max: int = 5
-
-
-VALUE_BASED = ("one_step_q", "one_step_sarsa", "nstep_q")
-
-
-@dataclass
-class DomainDefaults:
-    """A3C settings the paper ties to a domain; conf/algo/a3c.yaml reads them from here."""
-
-    a3c_entropy_beta: float = 0.01
-    a3c_episode_updates: bool = False
-    a3c_default_lr: float = 7e-4  # A3C's lr unless lr= is given
-    default_total_frames: int = 40_000_000  # total_frames unless given
-    sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
-    sweep_lr_high: float = 1e-2
-
-
 # whole-episode buffers hold every observation of an episode: keep them small
 EPISODE_UPDATE_MAX_STEPS = 10_000
-
-
-@dataclass
-class AtariEnvConfig(DomainDefaults):
-    """An ALE game with DQN preprocessing."""
-
-    family: str = "atari"
-    game: str = MISSING
-    frame_skip: int = 4
-    screen_size: int = 84
-    frame_stack: int = 4
-    noop_max: int = 30
-    repeat_action_probability: float = 0.0
-    max_episode_frames: int = 108_000
-    terminal_on_life_loss: bool = True
-    clip_rewards: bool = True
-
-
-@dataclass
-class GymEnvConfig(DomainDefaults):
-    """Any registered gymnasium environment with vector observations and discrete actions."""
-
-    family: str = "gym"
-    id: str = MISSING
-    max_episode_steps: int | None = None
-    clip_rewards: bool = False
-
-
-@dataclass
-class MujocoDefaults(DomainDefaults):
-    """The paper's MuJoCo settings (Supp. "Continuous Action Control", Figure S-mujoco)."""
-
-    a3c_entropy_beta: float = 1e-4
-    a3c_episode_updates: bool = True
-    sweep_lr_low: float = 1e-5
-    sweep_lr_high: float = 1e-1
-
-
-@dataclass
-class MujocoEnvConfig(MujocoDefaults):
-    """A gymnasium MuJoCo task from its physical state; actions are clipped to the bounds
-    for the simulator only (the policy's sample is what the loss sees)."""
-
-    family: str = "mujoco"
-    id: str = MISSING
-    max_episode_steps: int | None = None
-    clip_rewards: bool = False
-
-
-@dataclass
-class MujocoPixelsEnvConfig(MujocoDefaults):
-    """A dm_control suite task seen only through an RGB camera (the paper's pixel tasks)."""
-
-    family: str = "mujoco_pixels"
-    domain: str = MISSING
-    task: str = MISSING
-    camera_id: int = 0
-    screen_size: int = 84
-    frame_skip: int = 4
-    clip_rewards: bool = False
-
-
-@dataclass
-class MazeEnvConfig(DomainDefaults):
-    """A Labyrinth-like maze level: labmaze's generator settings and the game's clock."""
-
-    family: str = "maze"
-    level: str = MISSING
-    height: int = 11
-    width: int = 11
-    max_rooms: int = 4
-    room_min_size: int = 3
-    room_max_size: int = 5
-    apples_per_room: int = 2
-    episode_seconds: float = 60.0
-    fps: int = 60
-    frame_skip: int = 4
-    screen_size: int = 84
-    eval_seeds: list[int] = field(default_factory=list)
-    clip_rewards: bool = False
-
-
-@dataclass
-class TorcsEnvConfig(DomainDefaults):
-    """A TORCS race seen as an 84x84 RGB view; a frame is one of TORCS's 50 Hz driver calls."""
-
-    family: str = "torcs"
-    setting: str = MISSING
-    track: str = "g-track-1"
-    track_category: str = "road"
-    car: str = MISSING
-    opponents: list[str] = field(default_factory=list)  # TORCS robots as module/index
-    laps: int = 3
-    max_episode_seconds: float = 90.0
-    frame_skip: int = 5
-    screen_size: int = 84
-    off_track_margin: float = 1.0
-    stuck_seconds: float = 3.0
-    stuck_speed: float = 1.0
-    steer_levels: list[float] = field(default_factory=lambda: [0.5, 0.0, -0.5])
-    pedal_levels: list[float] = field(default_factory=lambda: [1.0, 0.0, -0.5])
-    policy_network: str = II("network.name")  # gaussian: continuous actions, else discrete
-    reward_scale: float = 0.1
-    clip_rewards: bool = False
 
 
 @dataclass
@@ -331,11 +163,8 @@ class TrainConfig:
 
 
 SCHEMAS: dict[str, dict[str, type]] = {
-    "algo": {"a3c": A3CConfig, "one_step_q": OneStepQConfig,
-             "one_step_sarsa": OneStepSarsaConfig, "nstep_q": NStepQConfig},
-    "env": {"atari": AtariEnvConfig, "gym": GymEnvConfig, "mujoco": MujocoEnvConfig,
-            "mujoco_pixels": MujocoPixelsEnvConfig, "maze": MazeEnvConfig,
-            "torcs": TorcsEnvConfig},
+    "algo": ALGORITHM_CONFIGS,
+    "env": {name: family.schema for name, family in families().items()},
     "network": {"ff": FFNetworkConfig, "lstm": LSTMNetworkConfig,
                 "gaussian": GaussianNetworkConfig},
     "optimizer": {"shared_rmsprop": SharedRMSPropConfig, "rmsprop": RMSPropConfig,
@@ -417,7 +246,7 @@ def validate(cfg: Any) -> None:
             raise UserError(f"algo.{key}={getattr(cfg.algo, key)}: must be at least 1")
     if not 0 <= cfg.algo.gamma <= 1:
         raise UserError(f"algo.gamma={cfg.algo.gamma}: must lie in [0, 1]")
-    if cfg.algo.name in VALUE_BASED:
+    if is_value_based(cfg.algo.name):
         _validate_exploration(cfg.algo)
     if cfg.max_worker_restarts < 0:
         raise UserError("max_worker_restarts must be 0 or more")
@@ -427,9 +256,10 @@ def validate(cfg: Any) -> None:
         raise UserError("eval.episodes must be 0 or more")
     # combinations before the environment's own checks: a missing TORCS or GL library must
     # not hide a mistake the user can fix on the command line
-    _validate_env_exists(cfg.env)
+    family = family_of(cfg.env)
+    family.check_available(cfg.env)
     _validate_combination(cfg)
-    _validate_env(cfg.env)
+    family.check(cfg.env)
 
 
 def _validate_intervals(cfg: Any) -> None:
@@ -474,150 +304,34 @@ def _validate_exploration(algo: Any) -> None:
 
 def _validate_combination(cfg: Any) -> None:
     """Pairs of choices that each compose but cannot work together."""
-    value_based = cfg.algo.name in VALUE_BASED
+    family = family_of(cfg.env)
+    name = family.describe(cfg.env)
+    value_based = is_value_based(cfg.algo.name)
     gaussian = cfg.network.name == "gaussian"
-    continuous = _has_continuous_actions(cfg.env)
+    continuous = family.continuous_actions(cfg.env)
     # the environment's actions first: with env=mujoco/... the network is the env's choice
-    # (gaussian), and blaming it would send the user to a second error. TORCS has both kinds
-    # of action, and the network picks which
-    if continuous and value_based and cfg.env.family != "torcs":
+    # (gaussian), and blaming it would send the user to a second error. Where the network
+    # picks the kind of action (TORCS), the network is what to change
+    if continuous and value_based and not family.network_picks_actions:
         fix = "algo=a3c" if gaussian else "algo=a3c network=gaussian"
-        raise UserError(f"{_env_name(cfg.env)} has continuous actions, but algo={cfg.algo.name} "
+        raise UserError(f"{name} has continuous actions, but algo={cfg.algo.name} "
                         f"picks the best of finitely many; use {fix} (a Gaussian policy)")
     if value_based and gaussian:
         raise UserError(f"algo={cfg.algo.name} needs one Q-value per discrete action, which "
                         "network=gaussian does not give; use network=ff or network=lstm")
     if continuous and not gaussian:
-        raise UserError(f"{_env_name(cfg.env)} has continuous actions, but "
+        raise UserError(f"{name} has continuous actions, but "
                         f"network={cfg.network.name} has a softmax policy; use network=gaussian")
     if gaussian and not continuous:
-        raise UserError(f"network=gaussian draws continuous actions, but {_env_name(cfg.env)} "
+        raise UserError(f"network=gaussian draws continuous actions, but {name} "
                         "has discrete ones; use network=ff or network=lstm")
     if cfg.algo.name == "a3c" and cfg.algo.episode_updates:
-        limit = _episode_step_limit(cfg.env)
+        limit = family.episode_step_limit(cfg.env)
         if limit is None or limit > EPISODE_UPDATE_MAX_STEPS:
             raise UserError(f"algo.episode_updates=true makes each update one whole episode, "
                             f"which needs a time limit of at most {EPISODE_UPDATE_MAX_STEPS:,} "
-                            f"steps; {_env_name(cfg.env)} has "
+                            f"steps; {name} has "
                             f"{'none' if limit is None else f'{limit:,}'}")
-
-
-def env_label(env: Any) -> str:
-    """``family/what``: how titles, logs and reports name an environment."""
-    if env.family == "mujoco_pixels":
-        return f"mujoco_pixels/{env.domain}/{env.task}"
-    if env.family == "torcs":
-        return f"torcs/{env.setting}"
-    what = getattr(env, "game", None) or getattr(env, "id", None) or getattr(env, "level", "?")
-    return f"{env.family}/{what}"
-
-
-def _env_name(env: Any) -> str:
-    if env.family == "maze":
-        return f"maze/{env.level}"
-    if env.family == "mujoco_pixels":
-        return f"{env.domain}/{env.task} from pixels"
-    if env.family == "torcs":
-        return f"torcs/{env.setting}"
-    return str(env.game if env.family == "atari" else env.id)
-
-
-def _has_continuous_actions(env: Any) -> bool:
-    if env.family in ("atari", "maze"):
-        return False
-    if env.family == "mujoco_pixels":
-        return True
-    if env.family == "torcs":
-        return bool(env.policy_network == "gaussian")
-    import gymnasium as gym
-
-    return not isinstance(gym.make(env.id).action_space, gym.spaces.Discrete)
-
-
-def _episode_step_limit(env: Any) -> int | None:
-    if env.family == "atari":
-        return int(env.max_episode_frames // env.frame_skip)
-    if env.family == "maze":
-        return int(round(env.episode_seconds * env.fps / env.frame_skip))
-    if env.family == "torcs":
-        from asyncrl.envs.torcs.controls import episode_step_limit
-
-        return episode_step_limit(env.max_episode_seconds, env.frame_skip)
-    if env.family == "mujoco_pixels":
-        from asyncrl.envs.dm_pixels import episode_steps
-
-        return episode_steps(env.domain, env.task, env.frame_skip)
-    if env.max_episode_steps is not None:
-        return int(env.max_episode_steps)
-    import gymnasium as gym
-
-    limit = gym.spec(env.id).max_episode_steps
-    return None if limit is None else int(limit)
-
-
-def _validate_env_exists(env: Any) -> None:
-    """What the combination checks need: a gymnasium id that exists (its action space is
-    looked at), and for pixel tasks a renderer (importing dm_control needs one)."""
-    if env.family == "mujoco_pixels":
-        from asyncrl.envs.dm_pixels import check_headless_rendering
-
-        check_headless_rendering()
-    if env.family not in ("gym", "mujoco"):
-        return
-    import gymnasium as gym
-
-    if env.id not in gym.registry:
-        raise UserError(f"unknown gymnasium environment id '{env.id}'")
-    if env.family == "mujoco" and "mujoco" not in str(gym.spec(env.id).entry_point):
-        raise UserError(f"'{env.id}' is not a gymnasium MuJoCo task")
-
-
-def _validate_env(env: Any) -> None:
-    if env.family == "atari":
-        from asyncrl.envs.atari import known_games
-
-        games = known_games()
-        if env.game not in games:
-            raise UserError(
-                f"unknown Atari game '{env.game}': ale-py knows {len(games)} games, "
-                f"e.g. {', '.join(games[:6])}, ... (see asyncrl.envs.atari.known_games())"
-            )
-        if env.frame_skip < 1 or env.frame_stack < 1 or env.noop_max < 0:
-            raise UserError("env.frame_skip and env.frame_stack must be >= 1, env.noop_max >= 0")
-    elif env.family in ("gym", "mujoco"):
-        if env.max_episode_steps is not None and env.max_episode_steps < 1:
-            raise UserError(f"env.max_episode_steps={env.max_episode_steps}: must be >= 1")
-    elif env.family == "maze":
-        _validate_maze(env)
-    elif env.family == "torcs":
-        from asyncrl.envs.torcs.settings import validate_torcs
-
-        validate_torcs(env)
-    elif env.family == "mujoco_pixels":
-        from dm_control import suite  # after check_headless_rendering, in _validate_env_exists
-
-        if (env.domain, env.task) not in suite.ALL_TASKS:
-            raise UserError(f"dm_control's suite has no task '{env.domain}/{env.task}'")
-        if env.frame_skip < 1 or env.screen_size < 36:
-            raise UserError("env.frame_skip must be >= 1 and env.screen_size >= 36")
-    else:
-        raise UserError(f"unknown environment family '{env.family}'")
-
-
-def _validate_maze(env: Any) -> None:
-    for key in ("height", "width"):
-        value = getattr(env, key)
-        if value < 5 or value % 2 == 0:
-            raise UserError(f"env.{key}={value}: labmaze needs an odd size of at least 5")
-    if not 1 <= env.room_min_size <= env.room_max_size:
-        raise UserError(f"env.room_min_size={env.room_min_size} and env.room_max_size="
-                        f"{env.room_max_size}: need 1 <= min <= max")
-    if env.max_rooms < 1 or env.apples_per_room < 0:
-        raise UserError("env.max_rooms must be >= 1 and env.apples_per_room >= 0")
-    if env.frame_skip < 1 or env.fps < 1 or not env.episode_seconds > 0:
-        raise UserError("env.frame_skip and env.fps must be >= 1, env.episode_seconds > 0")
-    if not env.eval_seeds:
-        raise UserError(f"maze level '{env.level}' names no env.eval_seeds")
 
 
 GROUP_KEYS = {"algo": "name", "env": "family", "network": "name", "optimizer": "name"}

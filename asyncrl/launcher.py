@@ -15,37 +15,34 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.multiprocessing as mp
 from omegaconf import OmegaConf
 
 from asyncrl import messages, run_status
 from asyncrl.algos import algorithm_class
 from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_model_weights, save_checkpoint
 from asyncrl.child_output import CHILD_OUTPUT_FILE
-from asyncrl.config import env_label
 from asyncrl.display import LiveDisplay, Progress
 from asyncrl.envs import make_env
+from asyncrl.envs.family import env_label
 from asyncrl.errors import UserError
-from asyncrl.evaluate import Evaluator, evaluator_process
 from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer
 from asyncrl.plots import plot_learning_curve
+from asyncrl.pool import ProcessPool, SerialPool
 from asyncrl.recorder import Recorder
 from asyncrl.run_status import write_status
 from asyncrl.seeding import seed_everything
 from asyncrl.shared import SharedState
-from asyncrl.supervisor import GiveUp, Kill, Seen, Supervisor, describe_exit
-from asyncrl.worker import LOOP_METRICS, WorkerSpec, run_worker, worker_process
+from asyncrl.supervisor import GiveUp, Kill, Supervisor, describe_exit
+from asyncrl.worker import LOOP_METRICS
 
 log = logging.getLogger(__name__)
 
-START_METHOD = "spawn"  # explicit: fork would copy the launcher's threads and locks
-JOIN_TIMEOUT_S = 15.0
 PROGRESS_LOG_EVERY_S = 30.0
 
 EXIT_OK, EXIT_FAILED, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 3, 130, 143
@@ -61,11 +58,10 @@ class RunFailed(Exception):
 
 @dataclass
 class Supervision:
-    """Worker processes by slot and the evaluator's, with the decisions about them."""
+    """The run's processes and the decisions about them."""
 
     decisions: Supervisor
-    processes: dict[int, Any] = field(default_factory=dict)
-    evaluator: Any = None
+    pool: ProcessPool | SerialPool
 
 
 def config_container(cfg: Any) -> dict[str, Any]:
@@ -96,7 +92,6 @@ class Launcher:
         if resume_from is not None:
             self._restore(resume_from)
         self.recorder: Recorder | None = None
-        self._queue: Any = None
         self._last_progress = (time.monotonic(), self.shared.total_frames())
         self._speed = 0.0
         self._last_log = 0.0
@@ -141,19 +136,22 @@ class Launcher:
         previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
         code, status, reason = EXIT_OK, run_status.FINISHED, ""
         write_status(self.run_dir, run_status.RUNNING, frames=self.shared.total_frames())
-        supervision = Supervision(Supervisor(self.cfg.max_worker_restarts,
-                                             self.cfg.stall_seconds))
         self.display = LiveDisplay(title, self.cfg.log.progress)
         with self.display, _write_errors_said_once():
+            # after the panel is up: children print to a file while it is
+            supervision = Supervision(
+                Supervisor(self.cfg.max_worker_restarts, self.cfg.stall_seconds),
+                SerialPool(self.cfg, self.shared, self.generation) if self.cfg.serial
+                else ProcessPool(self.cfg, self.shared, self.generation, self._child_output()))
             try:
                 if self.generation == 0:
                     # at T=0, so that resume= works however early a crash comes (the first
                     # periodic checkpoint is minutes away)
                     self._save_checkpoint()
-                if self.cfg.serial:
-                    self._run_serial()
+                if isinstance(supervision.pool, SerialPool):
+                    self._run_serial(supervision.pool)
                 else:
-                    self._run_processes(supervision)
+                    self._run_processes(supervision, supervision.pool)
             except KeyboardInterrupt as stop:
                 log.warning("interrupted: stopping the workers and saving a checkpoint")
                 status = run_status.INTERRUPTED
@@ -199,41 +197,25 @@ class Launcher:
     def _env_name(self) -> str:
         return env_label(self.cfg.env)
 
-    def _run_serial(self) -> None:
-        outbox: queue.SimpleQueue[messages.Message] = queue.SimpleQueue()
-        evaluator = Evaluator(self.cfg, self.shared) if self.cfg.eval.episodes > 0 else None
-
+    def _run_serial(self, pool: SerialPool) -> None:
         def tick() -> None:
-            self._drain(outbox, timeout=0.0)
-            frames = self.shared.total_frames()
-            if evaluator is not None and evaluator.due(frames):
-                message = evaluator.run(frames)
-                if message is not None:
-                    self._handle(message)
+            self._drain(pool.queue, timeout=0.0)
             self._periodic(alive=1)
 
-        try:
-            run_worker(WorkerSpec(0, 0, self.generation), self.cfg, self.shared, outbox,
-                       tick=tick)
-        finally:
-            if evaluator is not None:
-                evaluator.close()
-        self._drain(outbox, timeout=0.0)
+        pool.run(tick)
+        self._drain(pool.queue, timeout=0.0)
 
-    def _run_processes(self, sup: Supervision) -> None:
-        ctx: Any = mp.get_context(START_METHOD)
-        self._queue = ctx.Queue()
-        self._ctx = ctx
+    def _run_processes(self, sup: Supervision, pool: ProcessPool) -> None:
         for slot in range(self.cfg.workers):
-            self._start_worker(sup, slot)
+            self._start_worker(sup, pool, slot)
         if self.cfg.eval.episodes > 0:
-            self._start_evaluator(sup)
+            pool.start_evaluator()
         while True:
-            self._drain(self._queue, timeout=0.2, sup=sup)
+            self._drain(pool.queue, timeout=0.2, sup=sup)
             if self.shared.total_frames() >= self.cfg.total_frames:
                 return
-            self._supervise(sup)
-            alive = sum(p.is_alive() for p in sup.processes.values())
+            self._supervise(sup, pool)
+            alive = pool.alive()
             if alive == 0:
                 return  # every worker finished on its own
             self._periodic(alive)
@@ -242,53 +224,39 @@ class Launcher:
         """Where children write what is not a log record: a file while the panel is live."""
         return str(self.run_dir / CHILD_OUTPUT_FILE) if self.display.live else None
 
-    def _start_worker(self, sup: Supervision, slot: int) -> None:
-        spec = WorkerSpec(slot, sup.decisions.restarts.get(slot, 0), self.generation)
-        process = self._ctx.Process(target=worker_process, name=f"asyncrl-worker-{slot}",
-                                    args=(spec, self.cfg, self.shared, self._queue,
-                                          self._child_output()), daemon=True)
-        process.start()
-        sup.processes[slot] = process
+    def _start_worker(self, sup: Supervision, pool: ProcessPool, slot: int) -> None:
+        pool.start_worker(slot, sup.decisions.restarts.get(slot, 0))
         sup.decisions.started(slot, int(self.shared.frames[slot]), time.monotonic())
 
-    def _start_evaluator(self, sup: Supervision) -> None:
-        sup.evaluator = self._ctx.Process(target=evaluator_process, name="asyncrl-evaluator",
-                                          args=(self.cfg, self.shared, self._queue,
-                                                self._child_output()), daemon=True)
-        sup.evaluator.start()
-
-    def _supervise_evaluator(self, sup: Supervision) -> None:
+    def _supervise_evaluator(self, sup: Supervision, pool: ProcessPool) -> None:
         """Restart an evaluator that died; past ``max_worker_restarts`` training goes on
         without evaluations, and the log says so."""
-        process = sup.evaluator
-        if process is None or process.is_alive() or process.exitcode == 0:
+        exitcode = pool.evaluator_exit()
+        if exitcode is None:
             return
-        reason = describe_exit(process.exitcode)
+        reason = describe_exit(exitcode)
         if not sup.decisions.evaluator_died():
             log.error("the evaluator died (%s) after %d restarts; training goes on without "
                       "evaluations", reason, sup.decisions.evaluator_restarts)
-            sup.evaluator = None
+            pool.forget_evaluator()
             return
         log.warning("the evaluator died (%s); restarting it (%d/%d)", reason,
                     sup.decisions.evaluator_restarts, self.cfg.max_worker_restarts)
-        self._start_evaluator(sup)
+        pool.start_evaluator()
 
-    def _supervise(self, sup: Supervision) -> None:
+    def _supervise(self, sup: Supervision, pool: ProcessPool) -> None:
         """Carry out what the supervisor decides from what the processes show now."""
-        self._supervise_evaluator(sup)
-        seen = {slot: Seen(process.is_alive(), process.exitcode, int(self.shared.frames[slot]))
-                for slot, process in sup.processes.items()}
-        for decision in sup.decisions.decide(seen, time.monotonic()):
+        self._supervise_evaluator(sup, pool)
+        for decision in sup.decisions.decide(pool.seen(), time.monotonic()):
             if isinstance(decision, GiveUp):
                 raise RunFailed(decision.reason)
             if isinstance(decision, Kill):
                 log.warning("worker %d made %s; killing it", decision.slot, decision.reason)
-                sup.processes[decision.slot].kill()
-                sup.processes[decision.slot].join(5.0)
+                pool.kill(decision.slot)
             else:
                 log.warning("worker %d died (%s); restarting it (%d/%d)", decision.slot,
                             decision.reason, decision.count, self.cfg.max_worker_restarts)
-                self._start_worker(sup, decision.slot)
+                self._start_worker(sup, pool, decision.slot)
 
     # ---- messages and bookkeeping ------------------------------------------------------
 
@@ -394,24 +362,14 @@ class Launcher:
         """Stop every process (politely, then by force), save, plot, close files; say what
         could not be written, if anything."""
         self._shutting_down = True
-        self.shared.request_stop()
-        processes = [*sup.processes.values()] + ([sup.evaluator] if sup.evaluator else [])
-        deadline = time.monotonic() + JOIN_TIMEOUT_S
-        failure = None
-        # keep draining while joining: a process with queued messages cannot exit before
-        # they are read
-        while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
-            failure = self._drain_in_shutdown(failure, timeout=0.1)
-        for process in processes:
-            if process.is_alive():
-                log.warning("%s did not stop in %.0f s; terminating it", process.name,
-                            JOIN_TIMEOUT_S)
-                process.terminate()
-                process.join(2.0)
-                if process.is_alive():
-                    process.kill()
-                    process.join(2.0)
-        failure = self._drain_in_shutdown(failure, timeout=0.0)
+        failure: str | None = None
+
+        def drain(timeout: float) -> None:
+            nonlocal failure
+            failure = self._drain_in_shutdown(sup.pool.queue, failure, timeout)
+
+        sup.pool.stop(drain)
+        drain(0.0)
         if self.recorder is None:
             return failure
         try:
@@ -430,13 +388,12 @@ class Launcher:
                      path, self.run_dir)
         return failure
 
-    def _drain_in_shutdown(self, failure: str | None, timeout: float) -> str | None:
+    def _drain_in_shutdown(self, source: Any, failure: str | None,
+                           timeout: float) -> str | None:
         """Read what the processes still send; a write that fails (a full disk) is kept as
         the reason, and the shutdown goes on: the processes still have to be stopped."""
-        if self._queue is None:
-            return failure
         try:
-            self._drain(self._queue, timeout=timeout)
+            self._drain(source, timeout=timeout)
         except OSError as error:
             return failure or self._unwritable(error)
         return failure

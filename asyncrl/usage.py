@@ -18,7 +18,7 @@ Choose (GROUP=OPTION):
   optimizer=   shared_rmsprop (default), rmsprop (per worker), momentum_sgd
   env=         atari/pong (default), atari/GAME (57 games, or atari/any env.game=NAME),
                classic/cartpole, mujoco/TASK, mujoco/pixels/TASK, maze/small|medium|large,
-               torcs/slow_car|fast_car[_bots]
+               torcs/slow_car|fast_car[_bots], gym env.id=ID (any gymnasium id)
   +sweep=      lr_loguniform: the paper's 50 lr draws from LogUniform(1e-4, 1e-2), with -m
   +experiment= atari_five_games, optimizer_comparison, worker_scaling, mujoco_sweep (with -m)
 

@@ -111,7 +111,7 @@ def test_a_q_method_with_a_gaussian_network_is_refused_with_what_to_use():
     from asyncrl.errors import UserError
 
     cfg = OmegaConf.create({"algo": {"name": "nstep_q"}, "network": {"name": "gaussian"},
-                            "env": {"family": "atari"}})
+                            "env": {"family": "atari", "game": "pong"}})
     with pytest.raises(UserError, match="use network=ff or network=lstm$"):
         _validate_combination(cfg)
 

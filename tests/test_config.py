@@ -4,6 +4,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from omegaconf import OmegaConf
 
 from asyncrl.algos import algorithm_class
 from asyncrl.cli import compose_config
@@ -19,10 +20,11 @@ PAPER_GAMES = 57
 
 
 def options(group: str) -> list[str]:
-    """Every selectable option of a group: conf/<group>/**.yaml, minus shared _files."""
+    """Every selectable option of a group: conf/<group>/**.yaml, minus shared _files and
+    templates with a value to fill in (atari/any, gym: tested with a value below)."""
     root = CONF / group
     return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml")
-                  if not p.name.startswith("_") and p.stem != "any")
+                  if not p.name.startswith("_") and "???" not in p.read_text())
 
 
 # TORCS needs `asyncrl-torcs install`; its configs are built in tests/test_torcs_race.py
@@ -111,7 +113,9 @@ def test_the_settings_of_before_stay_reachable_by_override():
     (["env=atari/not_a_game"], "unknown env option 'atari/not_a_game'"),
     (["algo=ppo"],
      "unknown algo option 'ppo' (conf/algo has: a3c, nstep_q, one_step_q, one_step_sarsa)"),
-    (["env=atari/any"], "missing mandatory value: game"),
+    (["env=atari/any"], "env.game has no default"),
+    (["env=gym"], "env.id has no default"),
+    (["env=gym", "env.id=CartPole-v1", "env.kwargs={a: 1}"], "+env.kwargs.NAME=VALUE"),
 ])
 def test_composition_errors_are_one_line(overrides, fragment):
     with pytest.raises(UserError) as err:
@@ -173,7 +177,7 @@ def test_the_worker_limit_follows_cores_and_available_memory(monkeypatch):
 
 def _yaml_values(group: str, option: str) -> dict:
     """The values an option's YAML sets, its group's shared file (``_value_based``) first."""
-    from omegaconf import OmegaConf
+
 
     raw = OmegaConf.to_container(OmegaConf.load(CONF / group / f"{option}.yaml"))
     values: dict = {}
@@ -183,6 +187,36 @@ def _yaml_values(group: str, option: str) -> dict:
     return {**values, **raw}
 
 
+def _drift(schema: type, values: dict) -> dict:
+    import dataclasses
+
+    drift = {}
+    for field in dataclasses.fields(schema):
+        if field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            default = field.default
+        written = values.get(field.name, default)
+        if isinstance(written, str) and (written.startswith("${env.") or written == "???"):
+            continue
+        if written != default:
+            drift[field.name] = (written, default)
+    return drift
+
+
+# each environment family's base file: what every option of the family starts from
+FAMILY_FILES = sorted(str(p.relative_to(CONF)) for p in (CONF / "env").rglob("*.yaml")
+                      if p.name == "_common.yaml" or p.parent == CONF / "env")
+
+
+@pytest.mark.parametrize("path", FAMILY_FILES)
+def test_each_family_file_agrees_with_its_familys_schema(path):
+    raw = OmegaConf.to_container(OmegaConf.load(CONF / path))
+    raw.pop("defaults", None)
+    drift = _drift(SCHEMAS["env"][raw["family"]], raw)
+    assert not drift, f"conf/{path} against its schema (yaml, schema): {drift}"
+
+
 @pytest.mark.parametrize(("group", "option"), [
     (group, option) for group in ("algo", "network", "optimizer")
     for option in sorted(SCHEMAS[group])])
@@ -190,18 +224,18 @@ def test_each_default_in_a_yaml_agrees_with_its_schema(group, option):
     """Most defaults stand twice, in the commented YAML and in the schema dataclass; a value
     changed in one place only would make the two disagree about what a run used. (A value
     the YAML takes from the environment, ``${env...}``, is the domain's, not a copy.)"""
-    import dataclasses
-
-    values = _yaml_values(group, option)
-    drift = {}
-    for field in dataclasses.fields(SCHEMAS[group][option]):
-        if field.default_factory is not dataclasses.MISSING:
-            default = field.default_factory()
-        else:
-            default = field.default
-        written = values.get(field.name, default)
-        if isinstance(written, str) and written.startswith("${env."):
-            continue
-        if written != default:
-            drift[field.name] = (written, default)
+    drift = _drift(SCHEMAS[group][option], _yaml_values(group, option))
     assert not drift, f"conf/{group}/{option}.yaml against its schema (yaml, schema): {drift}"
+
+
+def test_each_algorithm_class_declares_the_schema_and_facts_the_config_uses():
+    from asyncrl.algos import algorithm_classes
+    from asyncrl.algos.configs import is_value_based
+
+    classes = algorithm_classes()
+    assert set(classes) == set(SCHEMAS["algo"])
+    for name, cls in classes.items():
+        assert cls.config is SCHEMAS["algo"][name]
+        # what the config checks ask (value-based: discrete actions only) matches what the
+        # class learns and needs
+        assert is_value_based(name) == (cls.head == "q") == cls.uses_target

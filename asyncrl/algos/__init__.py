@@ -1,36 +1,53 @@
 """The four asynchronous methods of the paper, behind one interface the worker loop drives.
 
-An algorithm object acts (``act``, ``eval_act``), says how many steps a segment has
-(``segment_steps``), whether it needs the shared target network (``uses_target``) and the
-next action (``needs_next_action``), and turns a segment into a loss (``loss``).
+An algorithm class declares its facts: its config schema (``config``; value-based or not is
+``config.value_based``), the network head it learns (``head``), whether it needs the shared
+target network (``uses_target``) and the next action (``needs_next_action``). An object of
+it acts (``act``, ``eval_act``), says how many steps a segment has (``segment_steps``) and
+turns a segment into a loss (``loss``).
+
+The package loads its torch code only when a name of it is asked for: ``asyncrl.config``
+reads ``asyncrl.algos.configs``, and checking a config must not import torch.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-from asyncrl.algos.a3c import A3C
-from asyncrl.algos.segment import SegmentBatch
-from asyncrl.algos.value_based import NStepQ, OneStepQ, OneStepSarsa, ValueBased
+    from asyncrl.algos.a3c import A3C
+    from asyncrl.algos.segment import SegmentBatch
+    from asyncrl.algos.value_based import NStepQ, OneStepQ, OneStepSarsa, ValueBased
 
-ALGORITHMS: dict[str, Any] = {
-    "a3c": A3C,
-    "one_step_q": OneStepQ,
-    "one_step_sarsa": OneStepSarsa,
-    "nstep_q": NStepQ,
-}
+_MODULE_OF = {"A3C": "a3c", "SegmentBatch": "segment", "ValueBased": "value_based",
+              "OneStepQ": "value_based", "OneStepSarsa": "value_based",
+              "NStepQ": "value_based"}
+CLASSES = ("A3C", "OneStepQ", "OneStepSarsa", "NStepQ")
 
-__all__ = ["ALGORITHMS", "A3C", "NStepQ", "OneStepQ", "OneStepSarsa", "SegmentBatch",
-           "ValueBased", "algorithm_class", "build_algorithm"]
+__all__ = ["A3C", "NStepQ", "OneStepQ", "OneStepSarsa", "SegmentBatch", "ValueBased",
+           "algorithm_class", "algorithm_classes", "build_algorithm"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
+
+
+def algorithm_classes() -> dict[str, Any]:
+    """Every algorithm class, by the name its config schema gives it."""
+    classes = [__getattr__(name) for name in CLASSES]
+    return {cls.config.name: cls for cls in classes}
 
 
 def algorithm_class(name: str) -> Any:
     """The class of algorithm ``name``: what it learns (``head``), whether it uses a target
     network, and how it acts and learns."""
     try:
-        return ALGORITHMS[name]
+        return algorithm_classes()[name]
     except KeyError:
         raise ValueError(f"unknown algorithm '{name}'") from None
 

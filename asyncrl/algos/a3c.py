@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from asyncrl.algos.configs import A3CConfig
 from asyncrl.algos.returns import advantages, discounted_returns
 from asyncrl.algos.segment import SegmentBatch, act_each, join, segment_outputs
 
@@ -62,6 +63,7 @@ class A3C:
     worker sizes its buffers by the environment's time limit.
     """
 
+    config = A3CConfig
     head = "actor_critic"  # the network it learns: a policy and a value (nets.build_model)
     uses_target = False
     needs_next_action = False

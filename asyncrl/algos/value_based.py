@@ -24,6 +24,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from asyncrl.algos.configs import (
+    NStepQConfig,
+    OneStepQConfig,
+    OneStepSarsaConfig,
+    ValueBasedConfig,
+)
 from asyncrl.algos.exploration import annealed_epsilon, draw_final_epsilon, epsilon_greedy
 from asyncrl.algos.q_targets import nstep_q_targets, one_step_targets
 from asyncrl.algos.segment import SegmentBatch, act_each, join, segment_outputs
@@ -56,6 +62,7 @@ def target_q_many(target: Any, batches: Sequence[SegmentBatch],
 class ValueBased:
     """Acting and the shared parts of the loss; subclasses say what the targets are."""
 
+    config: type[ValueBasedConfig] = ValueBasedConfig
     head = "q"  # the network it learns: one Q-value per action (nets.build_model)
     uses_target = True
     needs_next_action = False
@@ -130,12 +137,15 @@ class ValueBased:
 
 
 class OneStepQ(ValueBased):
+    config = OneStepQConfig
+
     def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
         return one_step_targets(batch.rewards, batch.terminals, q_after.max(-1).values,
                                 self.cfg.gamma)
 
 
 class OneStepSarsa(ValueBased):
+    config = OneStepSarsaConfig
     needs_next_action = True
 
     def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
@@ -150,6 +160,8 @@ class OneStepSarsa(ValueBased):
 
 
 class NStepQ(ValueBased):
+    config = NStepQConfig
+
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:
         return int(algo_cfg.t_max)

@@ -2,61 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import gymnasium as gym
+from asyncrl.envs.family import family_of
+
+if TYPE_CHECKING:  # composing and checking a config need not load gymnasium
+    import gymnasium as gym
 
 
 def make_env(env_cfg: Any, render_mode: str | None = None, evaluation: bool = False) -> gym.Env:
-    """Build the environment an ``env`` config node describes.
+    """Build the environment an ``env`` config node describes, through its family.
 
     ``evaluation`` asks for the evaluation variant where a domain has one (mazes: the
     fixed evaluation layouts that training never sees)."""
-    if env_cfg.family == "atari":
-        from asyncrl.envs.atari import AtariEnv
-
-        return AtariEnv(
-            game=env_cfg.game,
-            frame_skip=env_cfg.frame_skip,
-            screen_size=env_cfg.screen_size,
-            frame_stack=env_cfg.frame_stack,
-            noop_max=env_cfg.noop_max,
-            repeat_action_probability=env_cfg.repeat_action_probability,
-            max_episode_frames=env_cfg.max_episode_frames,
-            render_mode=render_mode,
-        )
-    if env_cfg.family == "gym":
-        kwargs: dict[str, Any] = {"render_mode": render_mode}
-        if env_cfg.max_episode_steps is not None:
-            kwargs["max_episode_steps"] = env_cfg.max_episode_steps
-        return gym.make(env_cfg.id, **kwargs)
-    if env_cfg.family == "mujoco":
-        from asyncrl.envs.mujoco import make_mujoco
-
-        return make_mujoco(env_cfg.id, env_cfg.max_episode_steps, render_mode)
-    if env_cfg.family == "mujoco_pixels":
-        from gymnasium.wrappers import ClipAction
-
-        from asyncrl.envs.dm_pixels import DMControlPixels
-
-        return ClipAction(DMControlPixels(env_cfg.domain, env_cfg.task, env_cfg.screen_size,
-                                          env_cfg.camera_id, env_cfg.frame_skip, render_mode))
-    if env_cfg.family == "maze":
-        from asyncrl.envs.maze import LevelSpec, MazeEnv
-
-        spec = LevelSpec(height=env_cfg.height, width=env_cfg.width,
-                         max_rooms=env_cfg.max_rooms, room_min_size=env_cfg.room_min_size,
-                         room_max_size=env_cfg.room_max_size,
-                         apples_per_room=env_cfg.apples_per_room)
-        return MazeEnv(spec, episode_seconds=env_cfg.episode_seconds, fps=env_cfg.fps,
-                       frame_skip=env_cfg.frame_skip, screen_size=env_cfg.screen_size,
-                       eval_seeds=tuple(env_cfg.eval_seeds), evaluation=evaluation,
-                       render_mode=render_mode)
-    if env_cfg.family == "torcs":
-        from asyncrl.envs.torcs.settings import make_torcs
-
-        return make_torcs(env_cfg, render_mode)
-    raise ValueError(f"unknown environment family '{env_cfg.family}'")
+    return family_of(env_cfg).make(env_cfg, render_mode, evaluation)
 
 
 def episode_step_limit(env: gym.Env) -> int:

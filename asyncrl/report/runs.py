@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from omegaconf import OmegaConf
 
-from asyncrl.config import env_label
+from asyncrl.envs.family import env_label
 from asyncrl.plots import read_columns
 from asyncrl.run_status import RUNNING, read_status
 

@@ -1,0 +1,81 @@
+"""The config schema of each algorithm, and the facts about it that a config check needs.
+
+Kept apart from the algorithms' code, which needs torch: checking a config, or printing
+``--help``, must not load it. Each algorithm class names its schema (``A3C.config``); this
+module's ``ALGORITHM_CONFIGS`` is the one list of algorithm names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from omegaconf import MISSING
+
+
+@dataclass
+class A3CConfig:
+    """Advantage actor-critic (paper, Algorithm S3)."""
+
+    value_based: ClassVar[bool] = False  # learns a policy, acts by sampling it
+
+    name: str = "a3c"
+    gamma: float = 0.99
+    t_max: int = 5
+    entropy_beta: float = 0.01
+    value_loss_coef: float = 0.25
+    max_grad_norm: float = 40.0
+    episode_updates: bool = False
+    default_lr: float = 7e-4
+
+
+@dataclass
+class ValueBasedConfig:
+    """What the three value-based methods share (paper, Supp. 8 "Experimental Setup")."""
+
+    value_based: ClassVar[bool] = True  # one Q-value per discrete action, acts ε-greedily
+
+    name: str = MISSING
+    gamma: float = 0.99
+    max_grad_norm: float = 40.0
+    target_update_frames: int = 40_000
+    epsilon_finals: list[float] = field(default_factory=lambda: [0.1, 0.01, 0.5])
+    epsilon_probabilities: list[float] = field(default_factory=lambda: [0.4, 0.3, 0.3])
+    epsilon_anneal_frames: int = 4_000_000
+    eval_epsilon: float = 0.05
+    default_lr: float = 7e-4
+
+
+@dataclass
+class OneStepQConfig(ValueBasedConfig):
+    """One-step Q-learning (paper, Algorithm 1)."""
+
+    name: str = "one_step_q"
+    async_update: int = 5
+
+
+@dataclass
+class OneStepSarsaConfig(ValueBasedConfig):
+    """One-step Sarsa: Algorithm 1 with the target r + gamma Q(s', a'; theta^-)."""
+
+    name: str = "one_step_sarsa"
+    async_update: int = 5
+
+
+@dataclass
+class NStepQConfig(ValueBasedConfig):
+    """n-step Q-learning (paper, Algorithm S2)."""
+
+    name: str = "nstep_q"
+    t_max: int = 5
+
+
+ALGORITHM_CONFIGS: dict[str, type] = {
+    schema.name: schema  # type: ignore[misc]  # the dataclass field's default
+    for schema in (A3CConfig, OneStepQConfig, OneStepSarsaConfig, NStepQConfig)
+}
+
+
+def is_value_based(name: str) -> bool:
+    """Whether algorithm ``name`` learns Q-values (and so needs discrete actions)."""
+    return bool(ALGORITHM_CONFIGS[name].value_based)  # type: ignore[attr-defined]

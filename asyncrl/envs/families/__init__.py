@@ -1,0 +1,1 @@
+"""The built-in environment families, one module each (see asyncrl.envs.family)."""

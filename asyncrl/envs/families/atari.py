@@ -1,0 +1,58 @@
+"""``env=atari/<game>``: an ALE game with the DQN preprocessing the paper used."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from omegaconf import MISSING
+
+from asyncrl.envs.family import DomainDefaults, Family
+from asyncrl.errors import UserError
+
+
+@dataclass
+class AtariEnvConfig(DomainDefaults):
+    """An ALE game with DQN preprocessing."""
+
+    family: str = "atari"
+    game: str = MISSING
+    frame_skip: int = 4
+    screen_size: int = 84
+    frame_stack: int = 4
+    noop_max: int = 30
+    repeat_action_probability: float = 0.0
+    max_episode_frames: int = 108_000
+    terminal_on_life_loss: bool = True
+    clip_rewards: bool = True
+    a3c_default_lr: float = 7e-3  # chosen by the Pong probes (docs/learning.md)
+
+
+def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:
+    from asyncrl.envs.atari import AtariEnv
+
+    return AtariEnv(game=env.game, frame_skip=env.frame_skip, screen_size=env.screen_size,
+                    frame_stack=env.frame_stack, noop_max=env.noop_max,
+                    repeat_action_probability=env.repeat_action_probability,
+                    max_episode_frames=env.max_episode_frames, render_mode=render_mode)
+
+
+def check(env: Any) -> None:
+    from asyncrl.envs.atari import known_games
+
+    games = known_games()
+    if env.game not in games:
+        raise UserError(f"unknown Atari game '{env.game}': ale-py knows {len(games)} games, "
+                        f"e.g. {', '.join(games[:6])}, ... (see asyncrl.envs.atari.known_games())")
+    if env.frame_skip < 1 or env.frame_stack < 1 or env.noop_max < 0:
+        raise UserError("env.frame_skip and env.frame_stack must be >= 1, env.noop_max >= 0")
+
+
+FAMILY = Family(
+    name="atari", schema=AtariEnvConfig, make=make,
+    label=lambda env: f"atari/{env.game}",
+    describe=lambda env: str(env.game),
+    continuous_actions=lambda env: False,
+    episode_step_limit=lambda env: int(env.max_episode_frames // env.frame_skip),
+    check=check,
+)

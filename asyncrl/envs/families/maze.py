@@ -1,0 +1,69 @@
+"""``env=maze/<level>``: a Labyrinth-like maze drawn from labmaze's generator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import MISSING
+
+from asyncrl.envs.family import DomainDefaults, Family
+from asyncrl.errors import UserError
+
+
+@dataclass
+class MazeEnvConfig(DomainDefaults):
+    """A Labyrinth-like maze level: labmaze's generator settings and the game's clock."""
+
+    family: str = "maze"
+    level: str = MISSING
+    height: int = 11
+    width: int = 11
+    max_rooms: int = 4
+    room_min_size: int = 3
+    room_max_size: int = 5
+    apples_per_room: int = 2
+    episode_seconds: float = 60.0
+    fps: int = 60
+    frame_skip: int = 4
+    screen_size: int = 84
+    eval_seeds: list[int] = field(default_factory=list)
+    clip_rewards: bool = False
+
+
+def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:
+    from asyncrl.envs.maze import LevelSpec, MazeEnv
+
+    spec = LevelSpec(height=env.height, width=env.width, max_rooms=env.max_rooms,
+                     room_min_size=env.room_min_size, room_max_size=env.room_max_size,
+                     apples_per_room=env.apples_per_room)
+    return MazeEnv(spec, episode_seconds=env.episode_seconds, fps=env.fps,
+                   frame_skip=env.frame_skip, screen_size=env.screen_size,
+                   eval_seeds=tuple(env.eval_seeds), evaluation=evaluation,
+                   render_mode=render_mode)
+
+
+def check(env: Any) -> None:
+    for key in ("height", "width"):
+        value = getattr(env, key)
+        if value < 5 or value % 2 == 0:
+            raise UserError(f"env.{key}={value}: labmaze needs an odd size of at least 5")
+    if not 1 <= env.room_min_size <= env.room_max_size:
+        raise UserError(f"env.room_min_size={env.room_min_size} and env.room_max_size="
+                        f"{env.room_max_size}: need 1 <= min <= max")
+    if env.max_rooms < 1 or env.apples_per_room < 0:
+        raise UserError("env.max_rooms must be >= 1 and env.apples_per_room >= 0")
+    if env.frame_skip < 1 or env.fps < 1 or not env.episode_seconds > 0:
+        raise UserError("env.frame_skip and env.fps must be >= 1, env.episode_seconds > 0")
+    if not env.eval_seeds:
+        raise UserError(f"maze level '{env.level}' names no env.eval_seeds")
+
+
+FAMILY = Family(
+    name="maze", schema=MazeEnvConfig, make=make,
+    label=lambda env: f"maze/{env.level}",
+    describe=lambda env: f"maze/{env.level}",
+    continuous_actions=lambda env: False,
+    episode_step_limit=lambda env: int(round(env.episode_seconds * env.fps / env.frame_skip)),
+    check=check,
+)

@@ -1,0 +1,65 @@
+"""``env=mujoco/pixels/<task>``: a dm_control suite task seen only through a camera."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from omegaconf import MISSING
+
+from asyncrl.envs.families.mujoco import MujocoDefaults
+from asyncrl.envs.family import Family
+from asyncrl.errors import UserError
+
+
+@dataclass
+class MujocoPixelsEnvConfig(MujocoDefaults):
+    """A dm_control suite task seen only through an RGB camera (the paper's pixel tasks)."""
+
+    family: str = "mujoco_pixels"
+    domain: str = MISSING
+    task: str = MISSING
+    camera_id: int = 0
+    screen_size: int = 84
+    frame_skip: int = 4
+    clip_rewards: bool = False
+
+
+def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:
+    from gymnasium.wrappers import ClipAction
+
+    from asyncrl.envs.dm_pixels import DMControlPixels
+
+    return ClipAction(DMControlPixels(env.domain, env.task, env.screen_size, env.camera_id,
+                                      env.frame_skip, render_mode))
+
+
+def check_available(env: Any) -> None:
+    from asyncrl.envs.dm_pixels import check_headless_rendering
+
+    check_headless_rendering()  # importing dm_control needs a renderer
+
+
+def check(env: Any) -> None:
+    from dm_control import suite
+
+    if (env.domain, env.task) not in suite.ALL_TASKS:
+        raise UserError(f"dm_control's suite has no task '{env.domain}/{env.task}'")
+    if env.frame_skip < 1 or env.screen_size < 36:
+        raise UserError("env.frame_skip must be >= 1 and env.screen_size >= 36")
+
+
+def episode_step_limit(env: Any) -> int | None:
+    from asyncrl.envs.dm_pixels import episode_steps
+
+    return episode_steps(env.domain, env.task, env.frame_skip)
+
+
+FAMILY = Family(
+    name="mujoco_pixels", schema=MujocoPixelsEnvConfig, make=make,
+    label=lambda env: f"mujoco_pixels/{env.domain}/{env.task}",
+    describe=lambda env: f"{env.domain}/{env.task} from pixels",
+    continuous_actions=lambda env: True,
+    episode_step_limit=episode_step_limit,
+    check=check, check_available=check_available,
+)

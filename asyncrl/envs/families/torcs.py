@@ -1,0 +1,62 @@
+"""``env=torcs/<setting>``: a TORCS race seen as an 84x84 RGB view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import II, MISSING
+
+from asyncrl.envs.family import DomainDefaults, Family
+
+
+@dataclass
+class TorcsEnvConfig(DomainDefaults):
+    """A TORCS race seen as an 84x84 RGB view; a frame is one of TORCS's 50 Hz driver calls."""
+
+    family: str = "torcs"
+    setting: str = MISSING
+    track: str = "g-track-1"
+    track_category: str = "road"
+    car: str = MISSING
+    opponents: list[str] = field(default_factory=list)  # TORCS robots as module/index
+    laps: int = 3
+    max_episode_seconds: float = 90.0
+    frame_skip: int = 5
+    screen_size: int = 84
+    off_track_margin: float = 1.0
+    stuck_seconds: float = 3.0
+    stuck_speed: float = 1.0
+    steer_levels: list[float] = field(default_factory=lambda: [0.5, 0.0, -0.5])
+    pedal_levels: list[float] = field(default_factory=lambda: [1.0, 0.0, -0.5])
+    policy_network: str = II("network.name")  # gaussian: continuous actions, else discrete
+    reward_scale: float = 0.1
+    clip_rewards: bool = False
+
+
+def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:
+    from asyncrl.envs.torcs.settings import make_torcs
+
+    return make_torcs(env, render_mode)
+
+
+def check(env: Any) -> None:
+    from asyncrl.envs.torcs.settings import validate_torcs
+
+    validate_torcs(env)
+
+
+def episode_step_limit(env: Any) -> int | None:
+    from asyncrl.envs.torcs.controls import episode_step_limit as limit
+
+    return limit(env.max_episode_seconds, env.frame_skip)
+
+
+FAMILY = Family(
+    name="torcs", schema=TorcsEnvConfig, make=make,
+    label=lambda env: f"torcs/{env.setting}",
+    describe=lambda env: f"torcs/{env.setting}",
+    continuous_actions=lambda env: bool(env.policy_network == "gaussian"),
+    episode_step_limit=episode_step_limit,
+    check=check, network_picks_actions=True,
+)

@@ -1,0 +1,102 @@
+"""Environment families as plug-ins: what the rest of asyncrl needs to know of one.
+
+A family (``atari``, ``gym``, ``maze``, ...) is one module that builds a :class:`Family`
+and names it ``FAMILY``, plus its YAML under ``conf/env/``. The config schema, the checks,
+the factory and the names in titles and errors all come from that record, so nothing else
+branches on ``env.family``. A package outside asyncrl adds a family through the entry-point
+group ``asyncrl.env_families`` (``name = "package.module"``) and a YAML of its own.
+
+Family modules import their simulators inside the functions they register: composing a
+config or printing a title must not load an emulator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from asyncrl.errors import UserError
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+BUILT_IN = ("atari", "gym", "mujoco", "mujoco_pixels", "maze", "torcs")
+ENTRY_POINT_GROUP = "asyncrl.env_families"
+
+
+@dataclass
+class DomainDefaults:
+    """Settings the paper ties to a domain; every family's schema starts from these
+    (conf/algo/a3c.yaml and the sweeps read them)."""
+
+    a3c_entropy_beta: float = 0.01
+    a3c_episode_updates: bool = False
+    a3c_default_lr: float = 7e-4  # A3C's lr unless lr= is given
+    default_total_frames: int = 40_000_000  # total_frames unless given
+    sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
+    sweep_lr_high: float = 1e-2
+
+
+def _nothing(env: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Family:
+    """One environment family, as the config checks, the workers and the report see it.
+
+    Every callable takes the family's ``env`` config node.
+    """
+
+    name: str
+    schema: type[DomainDefaults]
+    # a gymnasium.Env from the node; ``evaluation`` asks for the evaluation variant where
+    # the family has one (mazes: layouts training never sees)
+    make: Callable[[Any, str | None, bool], gym.Env]
+    label: Callable[[Any], str]                  # "atari/pong": titles, logs, reports
+    describe: Callable[[Any], str]               # how a one-line error names the environment
+    continuous_actions: Callable[[Any], bool]
+    episode_step_limit: Callable[[Any], int | None]  # agent steps; None: no time limit
+    # raise UserError for what the user can fix. ``check_available`` runs before the checks
+    # of combinations (an unknown id must be named before its action space is asked for);
+    # ``check`` runs after them (a missing simulator must not hide a mistake on the command
+    # line)
+    check: Callable[[Any], None] = _nothing
+    check_available: Callable[[Any], None] = _nothing
+    # the network chooses discrete or continuous actions (TORCS drives either way)
+    network_picks_actions: bool = False
+
+
+@cache
+def families() -> dict[str, Family]:
+    """Every family: the built-in ones, then those packages register as entry points."""
+    found: dict[str, Family] = {}
+    modules = [f"asyncrl.envs.families.{name}" for name in BUILT_IN]
+    modules += [point.value for point in entry_points(group=ENTRY_POINT_GROUP)]
+    for module in modules:
+        family = importlib.import_module(module).FAMILY
+        if not isinstance(family, Family):
+            raise TypeError(f"{module}.FAMILY is not an asyncrl.envs.family.Family")
+        if family.name in found:
+            raise ValueError(f"two environment families are named '{family.name}'")
+        found[family.name] = family
+    return found
+
+
+def family_of(env: Any) -> Family:
+    """The family an ``env`` config node belongs to."""
+    name = env.family
+    family = families().get(name)
+    if family is None:
+        raise UserError(f"unknown environment family '{name}': one of "
+                        f"{', '.join(sorted(families()))}")
+    return family
+
+
+def env_label(env: Any) -> str:
+    """``family/what``: how titles, logs and reports name an environment."""
+    return family_of(env).label(env)

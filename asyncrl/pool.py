@@ -1,0 +1,136 @@
+"""The processes of a run: worker slots and the evaluator, started, looked at, killed and
+stopped. What to do about them is the supervisor's to decide (``supervisor.py``); the pool
+only carries it out.
+
+``ProcessPool`` runs each worker in a process of its own (the paper's arrangement).
+``SerialPool`` runs one worker in the caller's process, the evaluator between its updates:
+for debugging and for deterministic tests. Both hand their messages to ``queue``.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch.multiprocessing as mp
+
+from asyncrl import messages
+from asyncrl.evaluate import Evaluator, evaluator_process
+from asyncrl.shared import SharedState
+from asyncrl.supervisor import Seen
+from asyncrl.worker import WorkerSpec, run_worker, worker_process
+
+log = logging.getLogger(__name__)
+
+START_METHOD = "spawn"  # explicit: fork would copy the launcher's threads and locks
+JOIN_TIMEOUT_S = 15.0
+
+
+class ProcessPool:
+    """One process per worker slot, and the evaluator's."""
+
+    def __init__(self, cfg: Any, shared: SharedState, generation: int = 0,
+                 child_output: str | None = None) -> None:
+        self.cfg, self.shared, self.generation = cfg, shared, generation
+        self.child_output = child_output  # where children print, while a live panel is up
+        self._ctx: Any = mp.get_context(START_METHOD)
+        self.queue: Any = self._ctx.Queue()
+        self.workers: dict[int, Any] = {}
+        self.evaluator: Any = None
+
+    def start_worker(self, slot: int, restarts: int = 0) -> None:
+        """Start (or start again) the worker of ``slot``; ``restarts`` seeds it anew."""
+        spec = WorkerSpec(slot, restarts, self.generation)
+        process = self._ctx.Process(target=worker_process, name=f"asyncrl-worker-{slot}",
+                                    args=(spec, self.cfg, self.shared, self.queue,
+                                          self.child_output), daemon=True)
+        process.start()
+        self.workers[slot] = process
+
+    def start_workers(self) -> None:
+        for slot in range(self.cfg.workers):
+            self.start_worker(slot)
+
+    def start_evaluator(self) -> None:
+        self.evaluator = self._ctx.Process(target=evaluator_process, name="asyncrl-evaluator",
+                                           args=(self.cfg, self.shared, self.queue,
+                                                 self.child_output), daemon=True)
+        self.evaluator.start()
+
+    def seen(self) -> dict[int, Seen]:
+        """Every worker slot as it looks now: alive, exit code, frames counted."""
+        return {slot: Seen(p.is_alive(), p.exitcode, int(self.shared.frames[slot]))
+                for slot, p in self.workers.items()}
+
+    def alive(self) -> int:
+        """How many worker processes are running."""
+        return sum(p.is_alive() for p in self.workers.values())
+
+    def evaluator_exit(self) -> int | None:
+        """The evaluator's exit code once it died with one other than 0; else None."""
+        process = self.evaluator
+        if process is None or process.is_alive() or process.exitcode == 0:
+            return None
+        return int(process.exitcode)
+
+    def forget_evaluator(self) -> None:
+        self.evaluator = None
+
+    def kill(self, slot: int) -> None:
+        """SIGKILL the worker of ``slot`` and reap it (a hung one ignores anything gentler)."""
+        self.workers[slot].kill()
+        self.workers[slot].join(5.0)
+
+    def stop(self, drain: Callable[[float], None], timeout: float = JOIN_TIMEOUT_S) -> None:
+        """Ask every process to stop, then terminate, then kill what is still running.
+
+        ``drain(seconds)`` reads the queue meanwhile: a process with queued messages cannot
+        exit before they are read."""
+        self.shared.request_stop()
+        processes = [*self.workers.values(), *([self.evaluator] if self.evaluator else [])]
+        deadline = time.monotonic() + timeout
+        while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
+            drain(0.1)
+        for process in processes:
+            if process.is_alive():
+                log.warning("%s did not stop in %.0f s; terminating it", process.name, timeout)
+                process.terminate()
+                process.join(2.0)
+                if process.is_alive():
+                    process.kill()
+                    process.join(2.0)
+
+
+class SerialPool:
+    """Worker 0 in this process; the evaluator (if any) plays between its updates."""
+
+    def __init__(self, cfg: Any, shared: SharedState, generation: int = 0) -> None:
+        self.cfg, self.shared, self.generation = cfg, shared, generation
+        self.queue: queue.SimpleQueue[messages.Message] = queue.SimpleQueue()
+        self.evaluator: Evaluator | None = None
+
+    def run(self, tick: Callable[[], None]) -> None:
+        """Train until the worker stops; ``tick()`` after each of its updates."""
+        if self.cfg.eval.episodes > 0:
+            self.evaluator = Evaluator(self.cfg, self.shared)
+
+        def evaluate_then_tick() -> None:
+            frames = self.shared.total_frames()
+            if self.evaluator is not None and self.evaluator.due(frames):
+                message = self.evaluator.run(frames)
+                if message is not None:
+                    self.queue.put(message)
+            tick()
+
+        run_worker(WorkerSpec(0, 0, self.generation), self.cfg, self.shared, self.queue,
+                   tick=evaluate_then_tick)
+
+    def stop(self, drain: Callable[[float], None], timeout: float = JOIN_TIMEOUT_S) -> None:
+        self.shared.request_stop()
+        if self.evaluator is not None:
+            self.evaluator.close()
+            self.evaluator = None
+        drain(0.0)

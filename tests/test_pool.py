@@ -1,0 +1,84 @@
+"""The pools that start, look at, kill and stop a run's workers, without a launcher."""
+
+from __future__ import annotations
+
+import queue
+import signal
+import time
+
+from asyncrl import messages
+from asyncrl.launcher import build_shared_state
+from asyncrl.pool import ProcessPool, SerialPool
+from tests.conftest import compose
+
+CARTPOLE = ["env=classic/cartpole", "log.tensorboard=false"]
+
+
+def drained(pool_queue) -> list:
+    got = []
+    while True:
+        try:
+            got.append(pool_queue.get(timeout=0.05))
+        except queue.Empty:
+            return got
+
+
+def wait_for(condition, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_process_pool_starts_sees_kills_restarts_and_stops_its_workers():
+    cfg = compose(*CARTPOLE, "workers=2", "total_frames=10_000_000", "eval.episodes=0")
+    shared = build_shared_state(cfg)
+    pool = ProcessPool(cfg, shared)
+    pool.start_workers()
+    try:
+        wait_for(lambda: all(seen.frames > 0 for seen in pool.seen().values()))
+        assert set(pool.seen()) == {0, 1} and pool.alive() == 2
+        pool.kill(1)
+        seen = pool.seen()
+        assert not seen[1].alive and seen[1].exitcode == -signal.SIGKILL and seen[0].alive
+        assert pool.alive() == 1
+        before = int(shared.frames[1])
+        pool.start_worker(1, restarts=1)
+        wait_for(lambda: int(shared.frames[1]) > before)
+        assert pool.alive() == 2
+    finally:
+        got: list = []
+        pool.stop(lambda timeout: got.extend(drained(pool.queue)), timeout=20.0)
+    assert pool.alive() == 0
+    assert all(seen.exitcode == 0 for seen in pool.seen().values())  # stopped, not killed
+    assert any(isinstance(m, messages.Episode) for m in got)
+
+
+def test_process_pool_reports_a_dead_evaluator_once_it_died_with_an_error():
+    cfg = compose(*CARTPOLE, "workers=1", "eval.episodes=1")
+    pool = ProcessPool(cfg, build_shared_state(cfg))
+    assert pool.evaluator_exit() is None  # none started
+    pool.start_evaluator()
+    time.sleep(0.5)
+    pool.evaluator.kill()
+    pool.evaluator.join(5.0)
+    assert pool.evaluator_exit() == -signal.SIGKILL
+    pool.forget_evaluator()
+    assert pool.evaluator_exit() is None
+    pool.stop(lambda timeout: drained(pool.queue), timeout=5.0)
+
+
+def test_serial_pool_trains_in_this_process_and_evaluates_between_updates():
+    cfg = compose(*CARTPOLE, "workers=1", "serial=true", "total_frames=3000",
+                  "eval.episodes=1", "eval.interval_frames=1000")
+    shared = build_shared_state(cfg)
+    pool = SerialPool(cfg, shared)
+    ticks = []
+    pool.run(lambda: ticks.append(shared.total_frames()))
+    got = drained(pool.queue)
+    pool.stop(lambda timeout: None)
+    assert shared.total_frames() >= 3000
+    assert ticks == sorted(ticks) and len(ticks) > 100  # one tick per update
+    evaluations = [m for m in got if isinstance(m, messages.Evaluation)]
+    assert [m.frames // 1000 for m in evaluations] == [1, 2, 3]  # the last at T = 3000
+    assert any(isinstance(m, messages.Episode) for m in got)
