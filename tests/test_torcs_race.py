@@ -124,8 +124,11 @@ def test_a_killed_torcs_cuts_the_episode_and_the_next_reset_starts_a_new_one():
 ])
 def test_training_through_the_cli_on_real_torcs(tmp_path, overrides):
     run_dir = tmp_path / "run"
-    result = run_cli(["env=torcs/slow_car", "workers=2", "total_frames=3000", *QUICK,
-                      *overrides, f"hydra.run.dir={run_dir}"], cwd=tmp_path)
+    # races of at most 10 s (500 frames): every race ends at least once within the run's
+    # 3,000 frames, however a random policy drives (up to 4 races: 750 frames each)
+    result = run_cli(["env=torcs/slow_car", "env.max_episode_seconds=10", "workers=2",
+                      "total_frames=3000", *QUICK, *overrides, f"hydra.run.dir={run_dir}"],
+                     cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     with open(run_dir / "episodes.csv") as f:
         rows = list(csv.DictReader(f))
