@@ -80,6 +80,9 @@ def training_fps(cfg: Any, seconds: float) -> float:
 
     try:
         while shared.total_frames() == 0:
+            if pool.alive() == 0:
+                raise RuntimeError("every worker died before its first update "
+                                   f"(exit codes {[s.exitcode for s in pool.seen().values()]})")
             drain_until(time.monotonic() + 0.2)
         drain_until(time.monotonic() + WARMUP_S)
         frames0, t0 = shared.total_frames(), time.monotonic()
