@@ -222,3 +222,17 @@ def test_an_unknown_family_is_named_with_the_known_ones():
 
     with pytest.raises(UserError, match="unknown environment family 'nope': one of atari, gym"):
         make_env(OmegaConf.create({"family": "nope"}))
+
+
+def test_a3c_learns_to_read_images_through_the_gym_family(workdir):
+    """CueImage is a contextual bandit seen as images (γ = 0): which third of the frame is
+    lit says which action pays. Random play earns 20 / 3 an episode; reading the image, 20."""
+    out = workdir / "run"
+    result = run_cli(["env=gym", "env.id=tests.gym_test_envs:CueImage-v0", "env.frame_stack=1",
+                      "algo.gamma=0", "workers=2", "total_frames=8000", *QUICK,
+                      f"hydra.run.dir={out}"], cwd=workdir, extra_env={"PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = list(csv.DictReader((out / "episodes.csv").read_text().splitlines()))
+    scores = [float(r["score"]) for r in sorted(rows, key=lambda r: int(r["frames"]))]
+    first, last = sum(scores[:5]) / 5, sum(scores[-20:]) / 20
+    assert first < 13 and last >= 18, (first, last)  # the first 5 are played before it learns
