@@ -305,7 +305,7 @@ def _validate_exploration(algo: Any) -> None:
 def _validate_combination(cfg: Any) -> None:
     """Pairs of choices that each compose but cannot work together."""
     family = family_of(cfg.env)
-    name = family.describe(cfg.env)
+    name = family.name_in_errors(cfg.env)
     value_based = is_value_based(cfg.algo.name)
     gaussian = cfg.network.name == "gaussian"
     continuous = family.continuous_actions(cfg.env)

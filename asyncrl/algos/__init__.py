@@ -13,6 +13,7 @@ reads ``asyncrl.algos.configs``, and checking a config must not import torch.
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
 
 
+@cache
 def algorithm_classes() -> dict[str, Any]:
     """Every algorithm class, by the name its config schema gives it."""
     classes = [__getattr__(name) for name in CLASSES]

@@ -58,9 +58,10 @@ class Family:
     # the family has one (mazes: layouts training never sees)
     make: Callable[[Any, str | None, bool], gym.Env]
     label: Callable[[Any], str]                  # "atari/pong": titles, logs, reports
-    describe: Callable[[Any], str]               # how a one-line error names the environment
     continuous_actions: Callable[[Any], bool]
     episode_step_limit: Callable[[Any], int | None]  # agent steps; None: no time limit
+    # how a one-line error names the environment; None: by its label
+    describe: Callable[[Any], str] | None = None
     # raise UserError for what the user can fix. ``check_available`` runs before the checks
     # of combinations (an unknown id must be named before its action space is asked for);
     # ``check`` runs after them (a missing simulator must not hide a mistake on the command
@@ -69,6 +70,9 @@ class Family:
     check_available: Callable[[Any], None] = _nothing
     # the network chooses discrete or continuous actions (TORCS drives either way)
     network_picks_actions: bool = False
+
+    def name_in_errors(self, env: Any) -> str:
+        return (self.describe or self.label)(env)
 
 
 @cache

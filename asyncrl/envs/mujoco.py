@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import gymnasium as gym
-import numpy as np
-from gymnasium.wrappers import ClipAction, TransformObservation
+from gymnasium.wrappers import ClipAction
+
+from asyncrl.envs.gym_wrappers import VectorState
 
 
 def make_mujoco(env_id: str, max_episode_steps: int | None = None,
@@ -14,10 +15,5 @@ def make_mujoco(env_id: str, max_episode_steps: int | None = None,
     The clip sits in the environment so the policy's unclipped sample is what the rollout
     stores and the loss scores (clipping inside the loss would bias the log-probability).
     """
-    env = ClipAction(gym.make(env_id, max_episode_steps=max_episode_steps,
-                              render_mode=render_mode))
-    space = env.observation_space
-    assert isinstance(space, gym.spaces.Box)
-    single = gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32),
-                            dtype=np.float32)
-    return TransformObservation(env, lambda obs: obs.astype(np.float32), single)
+    return VectorState(ClipAction(gym.make(env_id, max_episode_steps=max_episode_steps,
+                                           render_mode=render_mode)))
