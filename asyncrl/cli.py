@@ -81,7 +81,7 @@ def whole_frame_counts(args: list[str]) -> list[str]:
 def prepare_arguments(args: list[str]) -> list[str]:
     """Check a single run's command line; add what resuming needs. Flags pass through."""
     args = whole_frame_counts(args)
-    if any(a.startswith("+sweep=") for a in args) and any(
+    if any(a.startswith(("+sweep=", "+experiment=")) for a in args) and any(
             a in ("-m", "--multirun") for a in args):
         check_sweep([a for a in args if not a.startswith("-") and "=" in a])
     if any(a in ("-m", "--multirun") for a in args):
@@ -226,10 +226,16 @@ def check_sweep(overrides: Sequence[str]) -> None:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=single, return_hydra_config=True)
             sweeper = cfg.hydra.sweeper
-            low, high, trials = float(sweeper.low), float(sweeper.high), int(sweeper.trials)
+            if "trials" not in sweeper:  # Hydra's basic sweeper: no range to check
+                return
+            low, high, trials = sweeper.low, sweeper.high, int(sweeper.trials)
     except Exception as exc:
         raise UserError(describe_config_error(exc)) from None
-    check_range(low, high, trials)
+    # a bound left out is each run's env's, which only the sweeper's plan knows (a preset
+    # may choose the envs); it checks each run's range before any run starts
+    check_range(1.0 if low is None else float(low), 2.0 if high is None else float(high), trials)
+    if low is not None and high is not None:
+        check_range(float(low), float(high), trials)
 
 
 def describe_config_error(exc: BaseException) -> str:

@@ -22,7 +22,8 @@ import json
 import logging
 import math
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "sweep.json"
 SEED_BASE = 1  # run k of a sweep gets seed SEED_BASE + k
+EXIT_USER_ERROR = 2
 
 
 @dataclass
@@ -49,8 +51,10 @@ class LogUniformSweeperConf:
     _target_: str = "hydra_plugins.asyncrl_sweeper.LogUniformSweeper"
     trials: int = 50          # runs per combination of the command line's discrete sweeps
     param: str = "lr"         # the key drawn log-uniformly
-    low: float = 1e-4
-    high: float = 1e-2
+    # the range; null: each run's environment's own (env.sweep_lr_low/high), so a sweep
+    # over Atari and MuJoCo draws each run from its family's range
+    low: float | None = None
+    high: float | None = None
     sampler_seed: int = 0     # the draws of lr; the same seed gives the same sweep
     max_batch_size: int = 1   # runs handed to the launcher at once (a cluster launcher: more)
     params: dict[str, str] = field(default_factory=dict)  # fixed or a,b,c values, as on the
@@ -69,7 +73,17 @@ def check_range(low: float, high: float, trials: int) -> None:
 
 def log_uniform(rng: np.random.Generator, low: float, high: float, size: int) -> np.ndarray:
     """exp(U(log low, log high)): every decade of the range equally likely."""
-    return np.exp(rng.uniform(math.log(low), math.log(high), size))
+    return _to_log_range(rng.random(size), low, high)
+
+
+def _to_log_range(unit: np.ndarray, low: float, high: float) -> np.ndarray:
+    # the arithmetic of numpy's uniform(log low, log high): a sweep planned before ranges
+    # became per run draws the same values, so its sweep.json still resumes
+    return np.exp(math.log(low) + (math.log(high) - math.log(low)) * unit)
+
+
+# the (low, high) of the environment a run's overrides choose
+EnvRange = Callable[[list[str]], tuple[float, float]]
 
 
 @dataclass
@@ -78,17 +92,21 @@ class PlannedRun:
     overrides: list[str]
     value: float
     seed: int
+    low: float
+    high: float
 
     def record(self) -> dict[str, Any]:
         return {"subdir": self.subdir, "overrides": self.overrides, "value": self.value,
-                "seed": self.seed}
+                "seed": self.seed, "low": self.low, "high": self.high}
 
 
-def plan(arguments: Sequence[str], param: str, low: float, high: float, trials: int,
-         sampler_seed: int) -> list[PlannedRun]:
+def plan(arguments: Sequence[str], param: str, low: float | None, high: float | None,
+         trials: int, sampler_seed: int, env_range: EnvRange | None = None) -> list[PlannedRun]:
     """Every run of the sweep: the discrete combinations times ``trials`` log-uniform draws.
 
-    ``arguments`` are Hydra override strings; ``a=x,y`` sweeps ``a`` over x and y.
+    ``arguments`` are Hydra override strings; ``a=x,y`` sweeps ``a`` over x and y. A bound
+    that is None comes from ``env_range`` of each combination's overrides: the range of
+    the environment that combination runs.
     """
     parser = OverridesParser.create()
     fixed: list[str] = []
@@ -106,19 +124,43 @@ def plan(arguments: Sequence[str], param: str, low: float, high: float, trials: 
         else:
             fixed.append(f"{key}={override.get_value_element_as_str()}")
     combos = [list(c) for c in itertools.product(*choices)] or [[]]
-    rng = np.random.default_rng(sampler_seed)
-    values = log_uniform(rng, low, high, trials * len(combos))
+    unit = np.random.default_rng(sampler_seed).random(trials * len(combos))
     runs = []
     for c, combo in enumerate(combos):
+        lo, hi = _combination_range(low, high, env_range, [*fixed, *combo])
+        values = _to_log_range(unit[c * trials:(c + 1) * trials], lo, hi)
         prefix = "".join(f"{_dir_name(o)}/" for o in combo)
         for t in range(trials):
             k = c * trials + t
-            value = float(f"{values[k]:.6g}")
+            value = float(f"{values[t]:.6g}")
             runs.append(PlannedRun(subdir=f"{prefix}run_{t:03d}",
                                    overrides=[*fixed, *combo, f"{param}={value}",
                                               f"seed={SEED_BASE + k}"],
-                                   value=value, seed=SEED_BASE + k))
+                                   value=value, seed=SEED_BASE + k, low=lo, high=hi))
     return runs
+
+
+def _combination_range(low: float | None, high: float | None, env_range: EnvRange | None,
+                       overrides: list[str]) -> tuple[float, float]:
+    if low is None or high is None:
+        if env_range is None:
+            raise ValueError("a bound of the range is None and no env_range gives it")
+        env_low, env_high = env_range(overrides)
+        low = env_low if low is None else low
+        high = env_high if high is None else high
+    check_range(low, high, 1)
+    return low, high
+
+
+def describe_ranges(runs: Sequence[PlannedRun]) -> str:
+    """``LogUniform(1e-05, 0.1)``, or each range with its number of runs when they differ."""
+    counts: dict[tuple[float, float], int] = {}
+    for run in runs:
+        counts[(run.low, run.high)] = counts.get((run.low, run.high), 0) + 1
+    if len(counts) == 1:
+        (low, high), = counts
+        return f"LogUniform({low:g}, {high:g})"
+    return ", ".join(f"LogUniform({low:g}, {high:g}) for {n}" for (low, high), n in counts.items())
 
 
 def _dir_name(override: str) -> str:
@@ -127,11 +169,13 @@ def _dir_name(override: str) -> str:
 
 
 class LogUniformSweeperBase(Sweeper):
-    def __init__(self, trials: int, param: str, low: float, high: float, sampler_seed: int,
-                 max_batch_size: int, params: dict[str, str] | None = None) -> None:
+    def __init__(self, trials: int, param: str, low: float | None, high: float | None,
+                 sampler_seed: int, max_batch_size: int,
+                 params: dict[str, str] | None = None) -> None:
         self.params = dict(params or {})
         self.trials, self.param = int(trials), str(param)
-        self.low, self.high = float(low), float(high)
+        self.low = None if low is None else float(low)
+        self.high = None if high is None else float(high)
         self.sampler_seed = int(sampler_seed)
         self.max_batch_size = max(1, int(max_batch_size))
         self.config: DictConfig | None = None
@@ -149,11 +193,14 @@ class LogUniformSweeperBase(Sweeper):
 
     def sweep(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
         assert self.config is not None
-        check_range(self.low, self.high, self.trials)
         sweep_dir = Path(self.config.hydra.sweep.dir)
-        given = {a.split("=", 1)[0].lstrip("+~") for a in arguments}
-        preset = [f"{k}={v}" for k, v in self.params.items() if k not in given]
-        runs = self._planned(sweep_dir, [*preset, *arguments])
+        try:
+            runs = self._checked_plan(sweep_dir, arguments)
+        except UserError as err:
+            # Hydra would print a traceback and exit 1: refuse as the CLI does, with nothing
+            # written yet
+            print(f"asyncrl: error: {err}", file=sys.stderr)
+            raise SystemExit(EXIT_USER_ERROR) from None
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         self._write_manifest(sweep_dir, runs)
@@ -164,8 +211,8 @@ class LogUniformSweeperBase(Sweeper):
                 log.info("sweep: %s already %s; kept", run.subdir, status["status"])
                 continue
             todo.append((index, run))
-        log.info("sweep: %d runs of %s ~ LogUniform(%g, %g), %d to do, in %s", len(runs),
-                 self.param, self.low, self.high, len(todo), sweep_dir)
+        log.info("sweep: %d runs of %s ~ %s, %d to do, in %s", len(runs), self.param,
+                 describe_ranges(runs), len(todo), sweep_dir)
         returns: list[Sequence[JobReturn]] = []
         try:
             for start in range(0, len(todo), self.max_batch_size):
@@ -181,8 +228,18 @@ class LogUniformSweeperBase(Sweeper):
             self._write_manifest(sweep_dir, runs)
         return returns
 
+    def _checked_plan(self, sweep_dir: Path, arguments: list[str]) -> list[PlannedRun]:
+        if self.low is not None and self.high is not None:
+            check_range(self.low, self.high, self.trials)
+        if self.trials < 1:
+            raise UserError(f"hydra.sweeper.trials={self.trials}: need at least 1 run")
+        given = {a.split("=", 1)[0].lstrip("+~") for a in arguments}
+        preset = [f"{k}={v}" for k, v in self.params.items() if k not in given]
+        return self._planned(sweep_dir, [*preset, *arguments])
+
     def _planned(self, sweep_dir: Path, arguments: list[str]) -> list[PlannedRun]:
-        runs = plan(arguments, self.param, self.low, self.high, self.trials, self.sampler_seed)
+        runs = plan(arguments, self.param, self.low, self.high, self.trials, self.sampler_seed,
+                    env_range=self._env_range)
         saved = sweep_dir / MANIFEST
         if saved.exists():  # resuming: the runs must be the ones the sweep started with
             before = json.loads(saved.read_text())
@@ -190,6 +247,18 @@ class LogUniformSweeperBase(Sweeper):
                 raise UserError(f"{sweep_dir} holds a different sweep; resume it with the "
                                 "command that started it, or choose another hydra.sweep.dir")
         return runs
+
+    def _env_range(self, overrides: list[str]) -> tuple[float, float]:
+        """The sweep range of the environment these overrides choose, composed as the
+        launcher will compose the run (the primary config's env is only the default's)."""
+        assert self.hydra_context is not None and self.config is not None
+        try:
+            cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
+            return float(cfg.env.sweep_lr_low), float(cfg.env.sweep_lr_high)
+        except Exception as exc:
+            first = next((ln for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+            raise UserError(f"cannot compose a run of the sweep ({' '.join(overrides)}): "
+                            f"{first}") from None
 
     @staticmethod
     def _job_overrides(sweep_dir: Path, run: PlannedRun) -> list[str]:

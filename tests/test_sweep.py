@@ -67,19 +67,83 @@ def test_an_impossible_range_is_one_line_before_any_run(tmp_path):
     assert not (tmp_path / "sweep").exists()
 
 
-def test_mujoco_sweeps_its_own_range(tmp_path):
-    from hydra import compose, initialize_config_dir
+class _Recorder:
+    """A launcher that runs nothing: it keeps the overrides of each job it is handed."""
 
-    from asyncrl.config import register_schemas
+    def __init__(self) -> None:
+        self.jobs: list[list[str]] = []
+
+    def launch(self, batch, initial_job_idx):
+        from hydra.core.utils import JobReturn, JobStatus
+
+        self.jobs += [list(job) for job in batch]
+        return [JobReturn(overrides=job, status=JobStatus.COMPLETED, _return_value=0)
+                for job in batch]
+
+
+def planned_sweep(tmp_path, arguments):
+    """The runs the LogUniform sweeper hands its launcher for ``asyncrl -m ARGUMENTS``,
+    composed and planned as Hydra does it, with nothing run."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra._internal.utils import create_config_search_path
+    from hydra.core.plugins import Plugins
+    from hydra.core.utils import setup_globals
+    from hydra.types import HydraContext, RunMode
+
     from asyncrl.paths import config_dir
 
-    register_schemas()
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-        atari = compose("config", ["+sweep=lr_loguniform"], return_hydra_config=True)
-        mujoco = compose("config", ["+sweep=lr_loguniform", "env=mujoco/hopper"],
-                         return_hydra_config=True)
-    assert (atari.hydra.sweeper.low, atari.hydra.sweeper.high) == (1e-4, 1e-2)
-    assert (mujoco.hydra.sweeper.low, mujoco.hydra.sweeper.high) == (1e-5, 1e-1)
+    setup_globals()
+    loader = ConfigLoaderImpl(config_search_path=create_config_search_path(str(config_dir())))
+    overrides = [*arguments, f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    config = loader.load_configuration("config", overrides, run_mode=RunMode.MULTIRUN)
+    context = HydraContext(config_loader=loader, callbacks=None)
+    sweeper = Plugins.instance().instantiate_sweeper(hydra_context=context,
+                                                     task_function=lambda cfg: 0,
+                                                     config=config)
+    sweeper.launcher = recorder = _Recorder()
+    sweeper.sweep([a for a in arguments if not a.startswith("hydra.")])
+    return json.loads((tmp_path / "sweep" / "sweep.json").read_text())["runs"], recorder
+
+
+def test_the_mujoco_preset_draws_from_mujocos_range(tmp_path):
+    """The primary config's env is Pong; the preset's env list must not inherit its range."""
+    runs, recorder = planned_sweep(tmp_path, ["+experiment=mujoco_sweep",
+                                              "hydra.sweeper.trials=4"])
+    assert len(runs) == 36 and len(recorder.jobs) == 36
+    lrs = [r["value"] for r in runs]
+    assert all(1e-5 <= v <= 1e-1 for v in lrs)
+    # 36 draws from (1e-4, 1e-2) would never leave it; from (1e-5, 1e-1) about half do
+    assert sum(not 1e-4 <= v <= 1e-2 for v in lrs) >= 6
+    assert all((r["low"], r["high"]) == (1e-5, 1e-1) for r in runs)
+
+
+def test_a_sweep_over_two_families_draws_each_from_its_own_range(tmp_path):
+    runs, _ = planned_sweep(tmp_path, ["+sweep=lr_loguniform", "hydra.sweeper.trials=3",
+                                       "env=atari/pong,mujoco/hopper"])
+    ranges = {r["subdir"].split("/")[0]: (r["low"], r["high"]) for r in runs}
+    assert ranges == {"env-atari-pong": (1e-4, 1e-2), "env-mujoco-hopper": (1e-5, 1e-1)}
+    # a bound given on the command line holds for every run; the other stays the env's
+    runs, _ = planned_sweep(tmp_path / "low", ["+sweep=lr_loguniform", "hydra.sweeper.trials=3",
+                                               "hydra.sweeper.low=1e-3",
+                                               "env=atari/pong,mujoco/hopper"])
+    assert {(r["low"], r["high"]) for r in runs} == {(1e-3, 1e-2), (1e-3, 1e-1)}
+
+
+def test_a_bound_outside_a_runs_env_range_is_one_line_and_exit_2(tmp_path, capsys):
+    """low=0.5 fits no env's high: refused before any run, as the CLI refuses."""
+    with pytest.raises(SystemExit) as stop:
+        planned_sweep(tmp_path, ["+experiment=mujoco_sweep", "hydra.sweeper.low=0.5"])
+    assert stop.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["asyncrl: error: sweep range (0.5, 0.1): low must be below high"]
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_a_sweep_planned_before_per_run_ranges_draws_the_same_values():
+    """Resuming compares the planned runs with sweep.json: the draws must not move."""
+    old = np.exp(np.random.default_rng(0).uniform(math.log(1e-4), math.log(1e-2), 6))
+    runs = plan(["optimizer=rmsprop,shared_rmsprop"], "lr", 1e-4, 1e-2, 3, 0)
+    assert [r.value for r in runs] == [float(f"{v:.6g}") for v in old]
 
 
 def test_a_diverging_run_stops_with_its_reason(tmp_path):
@@ -133,7 +197,8 @@ def test_resuming_keeps_finished_runs_and_continues_interrupted_ones(failing_swe
     assert "already finished; kept" in log and "already failed; kept" in log
     assert (kept / "checkpoints" / "last.pt").stat().st_mtime == kept_mtime
     assert read_status(again)["status"] == "finished"
-    assert "resuming" in (again / "asyncrl.log").read_text() or "resume" in log
+    # the run continued from its checkpoint rather than starting over
+    assert f"resuming {again} from T=" in (again / "asyncrl.log").read_text()
 
 
 def test_a_different_sweep_in_the_same_directory_is_refused(failing_sweep):
