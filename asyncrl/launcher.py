@@ -44,6 +44,9 @@ from asyncrl.worker import LOOP_METRICS
 log = logging.getLogger(__name__)
 
 PROGRESS_LOG_EVERY_S = 30.0
+# status.json is what a sweep's progress and asyncrl-report --status read while a run goes:
+# rewritten this often (and with each progress line), not only when the run ends
+STATUS_EVERY_S = 10.0
 
 EXIT_OK, EXIT_FAILED, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 3, 130, 143
 
@@ -95,6 +98,7 @@ class Launcher:
         self._last_progress = (time.monotonic(), self.shared.total_frames())
         self._speed = 0.0
         self._last_log = 0.0
+        self._last_status = time.monotonic()
         self._last_checkpoint = (time.monotonic(), self.shared.total_frames())
         self._shutting_down = False
 
@@ -135,7 +139,7 @@ class Launcher:
         # and Python keeps an ignored SIGINT: Ctrl-C or kill -INT would then do nothing
         previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
         code, status, reason = EXIT_OK, run_status.FINISHED, ""
-        write_status(self.run_dir, run_status.RUNNING, frames=self.shared.total_frames())
+        self._write_status(run_status.RUNNING)
         self.display = LiveDisplay(title, self.cfg.log.progress)
         with self.display, _write_errors_said_once():
             # after the panel is up: children print to a file while it is
@@ -183,13 +187,17 @@ class Launcher:
                 self._write_final_status(status, reason)
         return code
 
-    def _write_final_status(self, status: str, reason: str) -> None:
+    def _write_status(self, status: str, reason: str = "") -> None:
         recorder = self.recorder
+        write_status(self.run_dir, status, reason=reason, frames=self.shared.total_frames(),
+                     total_frames=self.cfg.total_frames, wall_time=self.shared.wall_time(),
+                     episodes=recorder.episode_count if recorder else 0,
+                     recent_score=recorder.recent_mean() if recorder else None)
+        self._last_status = time.monotonic()
+
+    def _write_final_status(self, status: str, reason: str) -> None:
         try:
-            write_status(self.run_dir, status, reason=reason, frames=self.shared.total_frames(),
-                         total_frames=self.cfg.total_frames, wall_time=self.shared.wall_time(),
-                         episodes=recorder.episode_count if recorder else 0,
-                         recent_score=recorder.recent_mean() if recorder else None)
+            self._write_status(status, reason)
         except OSError as error:
             log.error("could not write %s/status.json: %s", self.run_dir,
                       error.strerror or error)
@@ -311,9 +319,12 @@ class Launcher:
             self.recorder.speed(frames, self._speed)
             progress = self._progress(alive)
             self.display.show(progress)
-            if now - self._last_log >= PROGRESS_LOG_EVERY_S:
+            line_due = now - self._last_log >= PROGRESS_LOG_EVERY_S
+            if line_due:
                 self._last_log = now
                 log.info("%s", progress.line())
+            if line_due or now - self._last_status >= STATUS_EVERY_S:
+                self._write_status(run_status.RUNNING)
         when, at_frames = self._last_checkpoint
         frames = self.shared.total_frames()
         if (frames - at_frames >= self.cfg.checkpoint.interval_frames

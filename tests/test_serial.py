@@ -135,3 +135,28 @@ def test_a_new_run_writes_a_checkpoint_at_T0_so_an_early_crash_can_resume(tmp_pa
     monkeypatch.setattr(launcher_module, "save_checkpoint", recording)
     _train(tmp_path)
     assert written[0] == 0 and written[-1] >= 600
+
+
+def test_status_json_follows_the_run_between_checkpoints(tmp_path, monkeypatch):
+    """A sweep's progress and asyncrl-report --status read T and the score while it runs."""
+    import asyncrl.launcher as launcher_module
+    from asyncrl.run_status import read_status
+
+    seen: list[dict] = []
+    real = launcher_module.write_status
+
+    def write_and_read(run_dir, status, **fields):
+        real(run_dir, status, **fields)
+        seen.append(read_status(run_dir))  # what a reader finds on disk at that moment
+
+    monkeypatch.setattr(launcher_module, "write_status", write_and_read)
+    monkeypatch.setattr(launcher_module, "STATUS_EVERY_S", 0.0, raising=False)
+    # no checkpoint after T=0 until the end: status.json must not wait for one
+    _train(tmp_path, "total_frames=3000", "log.interval_seconds=0",
+           "checkpoint.interval_frames=100_000_000", "checkpoint.interval_seconds=1e9")
+    running = [s for s in seen[:-1] if s["status"] == "running"]
+    assert len(running) == len(seen) - 1 and seen[-1]["status"] == "finished"
+    frames = [s["frames"] for s in running]
+    assert frames[-1] > 0 and frames == sorted(frames)
+    assert running[-1]["wall_time"] > 0 and running[-1]["total_frames"] == 3000
+    assert any(s["recent_score"] is not None for s in running)
