@@ -269,20 +269,44 @@ def format_report(report: ProbeReport) -> str:
 
 def train(name: str, frames: int, horizon: int, workers: int, out: Path,
           overrides: list[str]) -> Path:
-    """The short run, through the real CLI."""
+    """The short run, through the real CLI; its command line checked here first, so a
+    mistake in it is this tool's one-line error."""
+    from asyncrl.cli import claim_run_dir, compose_config, whole_frame_counts
+    from asyncrl.config import register_schemas, validate
+
     run_dir = out / name
-    command = [sys.executable, "-m", "asyncrl", *overrides, f"workers={workers}",
-               f"total_frames={frames}", f"lr_anneal_frames={horizon}", "eval.episodes=0",
-               "log.progress=false", "log.tensorboard=false",
-               f"checkpoint.interval_frames={frames}", f"hydra.run.dir={run_dir}"]
+    settings = [*whole_frame_counts(overrides), f"workers={workers}", f"total_frames={frames}",
+                f"lr_anneal_frames={horizon}", "eval.episodes=0", "log.progress=false",
+                "log.tensorboard=false", f"checkpoint.interval_frames={frames}"]
+    register_schemas()
+    validate(compose_config([s for s in settings if not s.startswith("hydra")], as_object=True))
+    claim_run_dir([f"hydra.run.dir={run_dir}"])
+    command = [sys.executable, "-m", "asyncrl", *settings, f"hydra.run.dir={run_dir}"]
     print("probe:", " ".join(command[1:]), flush=True)
     result = subprocess.run(command, check=False)
     if result.returncode != 0:
-        raise SystemExit(f"asyncrl-probe: the run failed (exit {result.returncode})")
+        raise RunFailed(f"the run failed (exit {result.returncode}); its log: "
+                        f"{run_dir / 'asyncrl.log'}")
     return run_dir
 
 
+class RunFailed(Exception):
+    """The training run stopped with an error of its own (not a mistake on this command
+    line): exit 1."""
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Console entry point of ``asyncrl-probe``: a user's mistake is one line and exit 2."""
+    from asyncrl.tools import run_tool
+
+    code = run_tool("asyncrl-probe", lambda: _probe(argv))
+    if code:
+        sys.exit(code)
+
+
+def _probe(argv: list[str] | None) -> int:
+    from asyncrl.errors import UserError
+
     parser = argparse.ArgumentParser(
         prog="asyncrl-probe",
         description="Train briefly, then read what the network learned (docs/learning.md).")
@@ -297,19 +321,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--analyse", type=Path, metavar="RUN_DIR",
                         help="read an existing run instead of training one")
     args = parser.parse_args(argv)
-    from asyncrl.errors import UserError
-
     if args.frames <= 0 or args.horizon <= 0 or args.workers < 1 or args.segments < 2:
-        raise SystemExit("asyncrl-probe: --frames, --horizon, --workers and --segments must "
-                         "be positive (--segments at least 2)")
+        raise UserError("--frames, --horizon, --workers and --segments must be positive "
+                        "(--segments at least 2)")
     try:
         run_dir = args.analyse or train(args.name, args.frames, args.horizon, args.workers,
                                         args.out, args.overrides)
-        report = analyse(run_dir, args.segments)
-    except UserError as err:
-        raise SystemExit(f"asyncrl-probe: {err}") from None
+    except RunFailed as failure:
+        print(f"asyncrl-probe: error: {failure}", file=sys.stderr)
+        return 1
+    report = analyse(run_dir, args.segments)
     (run_dir / "probe.json").write_text(json.dumps(asdict(report), indent=1))
     print(format_report(report))
+    return 0
 
 
 if __name__ == "__main__":

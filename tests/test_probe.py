@@ -87,6 +87,29 @@ def test_probe_refuses_a_network_it_cannot_read(tmp_path):
     save_checkpoint(tmp_path / "checkpoints" / "last.pt", Checkpoint(
         model={}, optimizer={}, frames=0, wall_time=0.0, generation=0,
         config=OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)))
-    with pytest.raises(SystemExit, match="the probe reads A3C"):
-        main(["--analyse", str(tmp_path)])
+    assert_refused(["--analyse", str(tmp_path)], "the probe reads A3C")
+
+
+def assert_refused(argv, message):
+    import io
+    from contextlib import redirect_stderr
+
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as stop, redirect_stderr(err):
+        main(argv)
+    assert stop.value.code == 2
+    lines = err.getvalue().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("asyncrl-probe: error: "), lines
+    assert message in lines[0]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--frames", "0"], "--frames, --horizon, --workers and --segments must be positive"),
+    (["--segments", "1"], "--segments at least 2"),
+    (["algo.t_max=0"], "algo.t_max=0: must be at least 1"),
+    (["env=atari/pongg"], "unknown env option 'atari/pongg'"),
+])
+def test_a_mistake_on_the_probes_command_line_is_one_line_and_exit_2(tmp_path, argv, message):
+    assert_refused([*argv, "--out", str(tmp_path)], message)
+    assert not any(tmp_path.iterdir())  # no run started
 
