@@ -96,6 +96,34 @@ def test_each_batched_environment_plays_what_it_would_play_alone(algo, network):
     assert ended_early_while_others_went_on
 
 
+@pytest.mark.parametrize("network", ["ff", "lstm"])
+def test_a3c_samples_in_a_batch_what_it_samples_one_environment_at_a_time(network):
+    """A3C's acting is a draw: from one fixed generator state, the batched forward's k
+    sampled actions (and LSTM states) are those of k single-environment steps in member
+    order, so each member acts on its own policy, not a neighbour's."""
+    cfg, algorithm, actors, model = _setup("a3c", network, 3)
+    lone = build_algorithm(cfg.algo, torch.Generator())
+    with torch.no_grad():  # a sharp policy that differs between members' observations
+        model.policy.weight.mul_(40.0)
+    obs = torch.stack([torch.from_numpy(m.obs) for m in actors.members]) * torch.tensor(
+        [[1.0], [-1.0], [3.0]])
+    states = [model.initial_state() for _ in actors.members]
+    differed = 0
+    with torch.inference_mode():
+        for draw in range(50):
+            algorithm.generator.manual_seed(draw)
+            lone.generator.manual_seed(draw)
+            batched, batched_states = algorithm.act_many(model, obs, states, 0)
+            one_by_one = [lone.act(model, obs[i : i + 1], states[i], 0) for i in range(3)]
+            assert batched == [action for action, _ in one_by_one]
+            if network == "lstm":
+                for mine, (_, theirs) in zip(batched_states, one_by_one, strict=True):
+                    torch.testing.assert_close(mine, theirs)
+            differed += len(set(batched)) > 1
+            states = batched_states
+    assert differed > 0  # the members' actions were not all one action
+
+
 def _member_seeds(actors: Actors) -> list[int]:
     from asyncrl.seeding import derive_seed
 
