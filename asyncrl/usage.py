@@ -20,19 +20,22 @@ Choose (GROUP=OPTION):
                classic/cartpole, mujoco/TASK, mujoco/pixels/TASK, maze/small|medium|large,
                torcs/slow_car|fast_car[_bots], gym env.id=ID (any gymnasium id)
   +sweep=      lr_loguniform: the paper's 50 lr draws from LogUniform(1e-4, 1e-2), with -m
+               (each run from its env's range: MuJoCo 1e-5 to 1e-1)
   +experiment= atari_five_games, optimizer_comparison, worker_scaling, mujoco_sweep (with -m)
 
 Keys set most often (defaults in brackets):
   workers=N        actor-learner processes [the cores this process may use]
-  total_frames=N   emulator frames over all workers [40_000_000]; T in the log
-  lr=X             initial lr, annealed linearly to 0 [7e-3 for A3C on Atari, else 7e-4]
+  total_frames=N   emulator frames over all workers; T in the log
+                   [the env's: 40_000_000; classic/cartpole 150_000]
+  lr=X             initial lr, annealed linearly to 0 [A3C: 7e-3 on Atari,
+                   1.5e-3 on classic/cartpole, else 7e-4; value-based methods: 7e-4]
   seed=N           [1]
   eval.interval_frames=N  eval.episodes=N  checkpoint.interval_seconds=S
   log.progress=false      plain log lines instead of the live panel
   hydra.run.dir=DIR       where the run writes (config, CSVs, TensorBoard, checkpoints)
 
 Examples:
-  asyncrl env=classic/cartpole workers=2 total_frames=150000   # learns in about a minute
+  asyncrl env=classic/cartpole workers=2    # 150_000 frames: learns in about a minute
   asyncrl algo=nstep_q env=atari/seaquest
   asyncrl -m +sweep=lr_loguniform env=atari/breakout hydra.sweep.dir=multirun/breakout
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import CONF, QUICK, cli_env, run_cli
+from tests.conftest import CONF, QUICK, cli_env, compose, run_cli
 
 # Pong with a short episode cap, so that a few thousand frames finish several episodes
 SHORT_PONG = ["env=atari/pong", "env.max_episode_frames=1200", "workers=2", *QUICK]
@@ -340,6 +340,22 @@ def test_help_is_the_apps_own_and_names_only_options_that_exist(workdir):
         assert (CONF / "env" / f"{listed}.yaml").is_file()
     assert len([p for p in (CONF / "env" / "atari").glob("*.yaml")
                 if p.stem not in ("any", "_common")]) == 57  # "57 games" in the help
+
+
+@pytest.mark.parametrize(("overrides", "frames_said", "lr_said", "lr"), [
+    ([], "40_000_000", "7e-3 on Atari", 7e-3),
+    (["env=classic/cartpole"], "classic/cartpole 150_000", "1.5e-3 on classic/cartpole", 1.5e-3),
+    (["env=mujoco/hopper"], "40_000_000", "else 7e-4", 7e-4),
+    (["algo=nstep_q"], "40_000_000", "value-based methods: 7e-4", 7e-4),
+])
+def test_the_defaults_help_names_are_the_configs(overrides, frames_said, lr_said, lr):
+    from asyncrl.usage import USAGE
+
+    cfg = compose(*overrides)
+    help_text = " ".join(USAGE.split())  # the defaults wrap over lines
+    assert frames_said in help_text and lr_said in help_text
+    assert f"{cfg.total_frames:_}" == frames_said.split()[-1]
+    assert cfg.lr == lr
 
 
 def test_help_and_command_line_checks_do_not_import_torch(workdir):

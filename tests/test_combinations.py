@@ -156,3 +156,21 @@ def test_a3c_gaussian_trains_from_pixels(tmp_path):
     assert "critic.core.lstm.weight_hh_l0" in payload["model"]
     updates = _rows(run_dir / "updates.csv")
     assert {r["worker"] for r in updates} == {"0", "1"}
+
+
+@pytest.mark.parametrize(("algo", "optimizer"), list(itertools.product(ALGOS, OPTIMIZERS)))
+def test_the_gaussian_combinations_are_refused_where_the_readme_says(algo, optimizer):
+    """The other 12 of the 36: refused on Atari; on MuJoCo only A3C's 3 are accepted."""
+    from asyncrl.config import validate
+    from asyncrl.errors import UserError
+    from tests.conftest import compose
+
+    choice = [f"algo={algo}", "network=gaussian", f"optimizer={optimizer}"]
+    with pytest.raises(UserError, match="network=gaussian draws continuous actions|one Q-value"):
+        validate(compose(*choice, "env=atari/pong"))
+    mujoco = compose(*choice, "env=mujoco/hopper")
+    if algo == "a3c":
+        validate(mujoco)
+    else:
+        with pytest.raises(UserError, match="continuous actions|one Q-value"):
+            validate(mujoco)
