@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing
 import platform
 import queue
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -303,8 +304,16 @@ def _table_section(title: str, text: str, columns: list[str], rows: list[list[st
             *("| " + " | ".join(row) + " |" for row in rows), ""]
 
 
-def other_domains_markdown(found: dict[str, list[dict[str, Any]]], seconds: float) -> str:
-    when = f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}."
+def command_line(args: list[str]) -> str:
+    """How the run that writes a section was started, as a reader would type it again."""
+    text = " ".join(["python -m asyncrl.bench", *args])
+    return f"`{text}` (what `nox -s bench` runs)" if not args else f"`{text}`"
+
+
+def other_domains_markdown(found: dict[str, list[dict[str, Any]]], seconds: float,
+                           command: str = "`python -m asyncrl.bench`") -> str:
+    when = (f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}. "
+            f"Command: {command}.")
     lines: list[str] = []
     if found["maze"]:
         lines += _table_section(
@@ -352,13 +361,13 @@ def merge_sections(old: str, new: str) -> str:
 
 
 def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: float,
-             overrides: list[str], command: str, peer: float | None = None) -> str:
+             command: str, peer: float | None = None) -> str:
     lines = [
         "## Training throughput on Atari Pong, feed-forward network",
         "",
         f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}.",
-        f"Command: `{command}` ({seconds:g} s per measurement after a {WARMUP_S:g} s warm-up"
-        + (f"; overrides: `{' '.join(overrides)}`" if overrides else "") + ").",
+        # the command carries the overrides
+        f"Command: {command}. {seconds:g} s per measurement after a {WARMUP_S:g} s warm-up.",
         "",
         "Raw env: the same preprocessing (max of two frames, grey 84x84, 4-stack, action "
         "repeat 4) with random actions, one environment per process, as many processes as "
@@ -407,16 +416,18 @@ def main(argv: list[str] | None = None) -> None:
                         help="what to measure; the output file keeps the sections not measured")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
     args = parser.parse_args(argv)
-    command = "nox -s bench" if argv is None else "python -m asyncrl.bench"
+    # the command as given, not a guess: `nox -s bench -- --sections maze` must not say
+    # `nox -s bench`
+    command = command_line(sys.argv[1:] if argv is None else list(argv))
     text = "# Benchmarks\n\n"
     if "atari" in args.sections:
         rows, phases, peer = run(args.workers, args.algos, args.seconds, args.overrides,
                                  args.envs_per_worker)
-        text += markdown(rows, phases, args.seconds, args.overrides, command, peer) + "\n"
+        text += markdown(rows, phases, args.seconds, command, peer) + "\n"
     others = tuple(s for s in args.sections if s != "atari")
     if others:
         text += other_domains_markdown(other_domains(args.workers, args.seconds, others),
-                                       args.seconds)
+                                       args.seconds, command)
     if args.output.exists():
         text = merge_sections(args.output.read_text(), text)
     args.output.parent.mkdir(parents=True, exist_ok=True)
