@@ -188,6 +188,9 @@ def register_schemas() -> None:
 # each environment is a live emulator (or a TORCS process); past this the batch stops paying
 MAX_ENVS_PER_WORKER = 256
 SEED_LIMIT = 2**32  # numpy's and torch's seeds are unsigned 32-bit numbers
+# the paper's sweeps draw lr up to 0.1; past 1 every step overshoots, and a run that then
+# diverges tells the user nothing they could not have been told here
+LR_MAX = 1.0
 
 
 def _positive_finite(value: float) -> bool:
@@ -216,14 +219,15 @@ def validate(cfg: Any) -> None:
                         f"[1, {MAX_ENVS_PER_WORKER}] (1 is the paper's loop)")
     if cfg.total_frames <= 0:
         raise UserError(f"total_frames={cfg.total_frames}: must be a positive number of frames")
-    if not _positive_finite(cfg.lr):
-        raise UserError(f"lr={cfg.lr}: the learning rate must be positive and finite")
+    if not 0 < cfg.lr <= LR_MAX:
+        raise UserError(f"lr={cfg.lr}: the learning rate must lie in (0, {LR_MAX:g}]")
     if not 0 <= cfg.seed < SEED_LIMIT:
         raise UserError(f"seed={cfg.seed}: must lie in [0, 2**32)")
     _validate_intervals(cfg)
     _validate_optimizer(cfg.optimizer)
-    if getattr(cfg.algo, "entropy_beta", 0.0) < 0:
-        raise UserError(f"algo.entropy_beta={cfg.algo.entropy_beta}: must be 0 or more")
+    if not 0 <= getattr(cfg.algo, "entropy_beta", 0.0) <= 1:
+        raise UserError(f"algo.entropy_beta={cfg.algo.entropy_beta}: must lie in [0, 1] "
+                        "(the paper: 0.01, MuJoCo 1e-4)")
     if not _positive_finite(cfg.algo.max_grad_norm):
         raise UserError(f"algo.max_grad_norm={cfg.algo.max_grad_norm}: must be positive "
                         "and finite")
@@ -237,8 +241,8 @@ def validate(cfg: Any) -> None:
     if not _positive_finite(scale):
         raise UserError(f"network.policy_init_scale={scale}: must be positive and finite")
     coef = getattr(cfg.algo, "value_loss_coef", 1.0)
-    if not _positive_finite(coef):
-        raise UserError(f"algo.value_loss_coef={coef}: must be positive and finite")
+    if not 0 < coef <= 1:
+        raise UserError(f"algo.value_loss_coef={coef}: must lie in (0, 1]")
     if cfg.serial and cfg.workers != 1:
         raise UserError(f"serial=true runs one worker in-process; got workers={cfg.workers}")
     for key in ("t_max", "async_update", "target_update_frames"):

@@ -62,9 +62,9 @@ class LogUniformSweeperConf:
 
 
 def check_range(low: float, high: float, trials: int) -> None:
-    if not (low > 0 and high > 0):
-        raise UserError(f"sweep range ({low:g}, {high:g}): both bounds must be positive for a "
-                        "log-uniform draw")
+    if not (0 < low < math.inf and 0 < high < math.inf):
+        raise UserError(f"sweep range ({low:g}, {high:g}): both bounds must be positive and "
+                        "finite for a log-uniform draw")
     if low >= high:
         raise UserError(f"sweep range ({low:g}, {high:g}): low must be below high")
     if trials < 1:

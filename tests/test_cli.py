@@ -93,6 +93,7 @@ def test_a_multirun_checks_every_value_before_any_run(workdir, args, fragment):
     (["env=mujoco/hopper", "network=ff"], "Hopper-v5 has continuous actions"),
     (["network=gaussian"], "network=gaussian draws continuous actions, but pong"),
     (["algo.episode_updates=true"], "needs a time limit of at most 10,000 steps"),
+    (["env.max_episode_frames=0"], "env.max_episode_frames=0: must be at least env.frame_skip"),
 ])
 def test_bad_input_is_one_line_with_nonzero_exit_and_nothing_written(workdir, args, fragment):
     result = run_cli(args, workdir, timeout=120)
@@ -447,7 +448,8 @@ def test_a_full_disk_or_an_unwritable_place_is_refused_before_hydra_writes_there
 def test_a_diverging_run_stops_every_worker_with_exit_3_and_says_why(workdir, algo):
     run_dir = workdir / "run"
     result = run_cli(["env=classic/cartpole", f"algo={algo}", "workers=2", "envs_per_worker=2",
-                      "lr=1e30", "total_frames=50000", *QUICK, f"hydra.run.dir={run_dir}"],
+                      "optimizer=momentum_sgd", "lr=1", "algo.max_grad_norm=1e30",
+                      "total_frames=50000", *QUICK, f"hydra.run.dir={run_dir}"],
                      workdir)
     assert result.returncode == 3, result.stderr
     status = json.loads((run_dir / "status.json").read_text())

@@ -51,7 +51,8 @@ def test_the_swept_keys_cannot_also_be_fixed():
 
 @pytest.mark.parametrize(("low", "high", "message"), [
     (1e-2, 1e-4, "low must be below high"), (1e-3, 1e-3, "low must be below high"),
-    (0.0, 1e-2, "must be positive"), (-1e-4, 1e-2, "must be positive")])
+    (0.0, 1e-2, "must be positive"), (-1e-4, 1e-2, "must be positive"),
+    (1e-4, float("inf"), "and finite"), (float("nan"), 1e-2, "and finite")])
 def test_impossible_ranges_are_refused(low, high, message):
     with pytest.raises(UserError, match=message):
         check_range(low, high, 10)
@@ -148,7 +149,9 @@ def test_a_sweep_planned_before_per_run_ranges_draws_the_same_values():
 
 def test_a_diverging_run_stops_with_its_reason(tmp_path):
     run_dir = tmp_path / "run"
-    result = run_cli(["env=classic/cartpole", "lr=1e30", "workers=2", "total_frames=20000",
+    # values inside their ranges that still blow up: no gradient clipping to speak of
+    result = run_cli(["env=classic/cartpole", "optimizer=momentum_sgd", "lr=1",
+                      "algo.max_grad_norm=1e30", "workers=2", "total_frames=20000",
                       *QUICK, f"hydra.run.dir={run_dir}"], tmp_path, timeout=200)
     assert result.returncode == 3, result.stdout[-2000:] + result.stderr[-2000:]
     status = read_status(run_dir)

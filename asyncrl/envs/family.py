@@ -25,6 +25,15 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
 BUILT_IN = ("atari", "gym", "mujoco", "mujoco_pixels", "maze", "torcs")
+MIN_SCREEN_SIZE = 36  # the smallest screen the paper's conv torso (8x8/4, then 4x4/2) takes
+MAX_SCREEN_SIZE = 512  # past this a worker's frame stacks alone need gigabytes
+
+
+def check_screen_size(size: int) -> None:
+    """Refuse a screen the conv torso cannot take, or one no worker has memory for."""
+    if not MIN_SCREEN_SIZE <= size <= MAX_SCREEN_SIZE:
+        raise UserError(f"env.screen_size={size}: must lie in [{MIN_SCREEN_SIZE}, "
+                        f"{MAX_SCREEN_SIZE}] (the conv torso needs at least {MIN_SCREEN_SIZE})")
 ENTRY_POINT_GROUP = "asyncrl.env_families"
 
 

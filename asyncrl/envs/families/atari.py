@@ -7,7 +7,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from asyncrl.envs.family import DomainDefaults, Family
+from asyncrl.envs.family import DomainDefaults, Family, check_screen_size
 from asyncrl.errors import UserError
 
 
@@ -44,8 +44,18 @@ def check(env: Any) -> None:
     if env.game not in games:
         raise UserError(f"unknown Atari game '{env.game}': ale-py knows {len(games)} games, "
                         f"e.g. {', '.join(games[:6])}, ... (see asyncrl.envs.atari.known_games())")
-    if env.frame_skip < 1 or env.frame_stack < 1 or env.noop_max < 0:
-        raise UserError("env.frame_skip and env.frame_stack must be >= 1, env.noop_max >= 0")
+    for key, least in (("frame_skip", 1), ("frame_stack", 1), ("noop_max", 0)):
+        if getattr(env, key) < least:
+            raise UserError(f"env.{key}={getattr(env, key)}: must be at least {least}")
+    check_screen_size(env.screen_size)
+    if not 0 <= env.repeat_action_probability <= 1:
+        raise UserError(f"env.repeat_action_probability={env.repeat_action_probability}: "
+                        "must lie in [0, 1]")
+    # ALE reads 0 as "no cap", but every episode here needs an end: evaluation, whole-episode
+    # updates and the step limit all count on one
+    if env.max_episode_frames < env.frame_skip:
+        raise UserError(f"env.max_episode_frames={env.max_episode_frames}: must be at least "
+                        f"env.frame_skip ({env.frame_skip}), one agent step")
 
 
 FAMILY = Family(

@@ -20,11 +20,10 @@ from typing import Any
 import numpy as np
 from omegaconf import MISSING, OmegaConf
 
-from asyncrl.envs.family import DomainDefaults, Family
+from asyncrl.envs.family import DomainDefaults, Family, check_screen_size
 from asyncrl.errors import UserError
 
 # conv torso: an 8x8/4 then a 4x4/2 convolution must fit
-MIN_SCREEN_SIZE = 36
 IMAGE_CHANNELS = (1, 3, 4)  # grey, RGB, RGBA (alpha is dropped)
 
 
@@ -140,9 +139,7 @@ def check_available(env: Any) -> None:
         raise UserError(f"env.max_episode_steps={env.max_episode_steps}: must be >= 1")
     observation, _, _ = _described(env)
     if observation == "image":
-        if env.screen_size < MIN_SCREEN_SIZE:
-            raise UserError(f"env.screen_size={env.screen_size}: the conv torso needs at "
-                            f"least {MIN_SCREEN_SIZE}")
+        check_screen_size(env.screen_size)
         if env.frame_stack < 1:
             raise UserError(f"env.frame_stack={env.frame_stack}: must be at least 1")
 

@@ -7,8 +7,10 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from asyncrl.envs.family import DomainDefaults, Family
+from asyncrl.envs.family import DomainDefaults, Family, check_screen_size
 from asyncrl.errors import UserError
+
+MAZE_MAX_SIZE = 101  # cells a side; labmaze takes 32-bit sizes, the paper's mazes are smaller
 
 
 @dataclass
@@ -46,17 +48,22 @@ def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:
 def check(env: Any) -> None:
     for key in ("height", "width"):
         value = getattr(env, key)
-        if value < 5 or value % 2 == 0:
-            raise UserError(f"env.{key}={value}: labmaze needs an odd size of at least 5")
+        if not 5 <= value <= MAZE_MAX_SIZE or value % 2 == 0:
+            raise UserError(f"env.{key}={value}: labmaze needs an odd size in "
+                            f"[5, {MAZE_MAX_SIZE}]")
     if not 1 <= env.room_min_size <= env.room_max_size:
         raise UserError(f"env.room_min_size={env.room_min_size} and env.room_max_size="
                         f"{env.room_max_size}: need 1 <= min <= max")
-    if env.max_rooms < 1 or env.apples_per_room < 0:
-        raise UserError("env.max_rooms must be >= 1 and env.apples_per_room >= 0")
+    if not 1 <= env.max_rooms <= MAZE_MAX_SIZE**2:
+        raise UserError(f"env.max_rooms={env.max_rooms}: must lie in [1, {MAZE_MAX_SIZE**2}]")
+    if not 0 <= env.apples_per_room <= MAZE_MAX_SIZE**2:
+        raise UserError(f"env.apples_per_room={env.apples_per_room}: must lie in "
+                        f"[0, {MAZE_MAX_SIZE**2}]")
     if env.frame_skip < 1 or env.fps < 1 or not env.episode_seconds > 0:
         raise UserError("env.frame_skip and env.fps must be >= 1, env.episode_seconds > 0")
     if not env.eval_seeds:
         raise UserError(f"maze level '{env.level}' names no env.eval_seeds")
+    check_screen_size(env.screen_size)
 
 
 FAMILY = Family(

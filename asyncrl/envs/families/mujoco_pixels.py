@@ -8,7 +8,7 @@ from typing import Any
 from omegaconf import MISSING
 
 from asyncrl.envs.families.mujoco import MujocoDefaults
-from asyncrl.envs.family import Family
+from asyncrl.envs.family import Family, check_screen_size
 from asyncrl.errors import UserError
 
 
@@ -38,15 +38,19 @@ def check_available(env: Any) -> None:
     from asyncrl.envs.dm_pixels import check_headless_rendering
 
     check_headless_rendering()  # importing dm_control needs a renderer
+    from dm_control import suite
+
+    # before the combination checks, which ask the task for its time limit
+    if (env.domain, env.task) not in suite.ALL_TASKS:
+        raise UserError(f"dm_control's suite has no task '{env.domain}/{env.task}'")
+    if env.frame_skip < 1:
+        raise UserError(f"env.frame_skip={env.frame_skip}: must be at least 1")
 
 
 def check(env: Any) -> None:
-    from dm_control import suite
-
-    if (env.domain, env.task) not in suite.ALL_TASKS:
-        raise UserError(f"dm_control's suite has no task '{env.domain}/{env.task}'")
-    if env.frame_skip < 1 or env.screen_size < 36:
-        raise UserError("env.frame_skip must be >= 1 and env.screen_size >= 36")
+    check_screen_size(env.screen_size)
+    if env.camera_id < 0:
+        raise UserError(f"env.camera_id={env.camera_id}: must be 0 or more")
 
 
 def episode_step_limit(env: Any) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from asyncrl.envs.family import check_screen_size
 from asyncrl.envs.torcs.paths import DATA_DIR, require_torcs
 from asyncrl.envs.torcs.race import Opponent, RaceSpec
 from asyncrl.errors import UserError
@@ -19,8 +20,7 @@ def validate_torcs(env: Any) -> None:
     """Refuse impossible settings first, then a missing TORCS, then names TORCS lacks."""
     if env.laps < 1 or env.frame_skip < 1 or not env.max_episode_seconds > 0:
         raise UserError("env.laps and env.frame_skip must be >= 1, env.max_episode_seconds > 0")
-    if env.screen_size < 36:
-        raise UserError(f"env.screen_size={env.screen_size}: the conv torso needs at least 36")
+    check_screen_size(env.screen_size)
     if not env.steer_levels or not env.pedal_levels:
         raise UserError("env.steer_levels and env.pedal_levels must each name at least one value")
     if any(abs(v) > 1 for v in [*env.steer_levels, *env.pedal_levels]):
