@@ -170,7 +170,13 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=list(overrides))
-            return OmegaConf.to_object(cfg) if as_object else cfg
+            if not as_object:
+                return cfg
+            typed = OmegaConf.to_object(cfg)
+            # to_object leaves a list inside a list unchecked ([[1]] for a list of ints);
+            # the launcher's copy of the config would refuse it with a traceback
+            OmegaConf.structured(typed)
+            return typed
     except UserError:
         raise
     except Exception as exc:
@@ -249,6 +255,9 @@ def describe_config_error(exc: BaseException) -> str:
         return ("env.kwargs takes gymnasium.make's keywords one at a time: "
                 "+env.kwargs.NAME=VALUE")
     parts: list[str] = []
+    key = getattr(exc, "full_key", None)
+    if key and f"'{key}'" not in str(exc):  # say which key, as every other refusal does
+        parts.append(str(key))
     seen: BaseException | None = exc
     while seen is not None and len(parts) < 3:
         first = next((ln.strip() for ln in str(seen).splitlines() if ln.strip()), "")

@@ -234,6 +234,7 @@ def validate(cfg: Any) -> None:
     if cfg.lr_anneal_frames is not None and cfg.lr_anneal_frames <= 0:
         raise UserError(f"lr_anneal_frames={cfg.lr_anneal_frames}: must be a positive number "
                         "of frames, or null to anneal over total_frames")
+    _validate_sizes(cfg.network)
     activation = getattr(cfg.network, "mlp_activation", "relu")
     if activation not in ("relu", "tanh"):
         raise UserError(f"network.mlp_activation={activation}: choose relu or tanh")
@@ -281,6 +282,21 @@ def _validate_intervals(cfg: Any) -> None:
         raise UserError(f"log.interval_seconds={cfg.log.interval_seconds}: must be 0 or more")
 
 
+# units in one layer: the paper's largest is 256; past this one worker's copy of the model
+# no longer fits in memory
+MAX_LAYER_UNITS = 4096
+
+
+def _validate_sizes(network: Any) -> None:
+    sizes = [(f"network.{key}", getattr(network, key)) for key in ("hidden", "lstm_size")
+             if hasattr(network, key)]
+    sizes += [(f"network.mlp_layers[{i}]", units)
+              for i, units in enumerate(getattr(network, "mlp_layers", []))]
+    for key, units in sizes:
+        if not 1 <= units <= MAX_LAYER_UNITS:
+            raise UserError(f"{key}={units}: must lie in [1, {MAX_LAYER_UNITS}]")
+
+
 def _validate_optimizer(opt: Any) -> None:
     decay = ("momentum", opt.momentum) if opt.name == "momentum_sgd" else ("alpha", opt.alpha)
     if not 0 <= decay[1] < 1:
@@ -289,9 +305,9 @@ def _validate_optimizer(opt: Any) -> None:
         # eps sits inside the square root: 0 divides by zero where a gradient has been 0
         if not _positive_finite(opt.eps):
             raise UserError(f"optimizer.eps={opt.eps}: must be positive and finite")
-        if opt.initial_square_avg < 0:
+        if not 0 <= opt.initial_square_avg < float("inf"):
             raise UserError(f"optimizer.initial_square_avg={opt.initial_square_avg}: "
-                            "must be 0 or more")
+                            "must be 0 or more and finite")
 
 
 def _validate_exploration(algo: Any) -> None:

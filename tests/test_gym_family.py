@@ -113,7 +113,7 @@ def test_ale_through_gymnasium_takes_the_image_path():
     (["env.id=tests.gym_test_envs:ManyButtons-v0"], "action space MultiDiscrete([2 2])"),
     (["env.id=CartPole-v1", "+env.kwargs.wheels=4"], "unexpected keyword argument 'wheels'"),
     ([f"env.id={TINY}", "env.screen_size=30"], "env.screen_size=30: must lie in [36, 512]"),
-    ([f"env.id={TINY}", "env.frame_stack=0"], "env.frame_stack=0: must be at least 1"),
+    ([f"env.id={TINY}", "env.frame_stack=0"], "env.frame_stack=0: must lie in [1, 64]"),
     (["env.id=CartPole-v1", "env.frame_skip=0"], "env.frame_skip=0: must be at least 1"),
     (["env.id=CartPole-v1", "env.max_episode_steps=0"], "env.max_episode_steps=0"),
     (["env.id=Pendulum-v1"], "Pendulum-v1 has continuous actions, but network=ff"),

@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 BUILT_IN = ("atari", "gym", "mujoco", "mujoco_pixels", "maze", "torcs")
 MIN_SCREEN_SIZE = 36  # the smallest screen the paper's conv torso (8x8/4, then 4x4/2) takes
 MAX_SCREEN_SIZE = 512  # past this a worker's frame stacks alone need gigabytes
+MAX_FRAME_STACK = 64   # the paper stacks 4; each frame is one more input channel
+
+
+def check_frame_stack(stack: int) -> None:
+    if not 1 <= stack <= MAX_FRAME_STACK:
+        raise UserError(f"env.frame_stack={stack}: must lie in [1, {MAX_FRAME_STACK}]")
 
 
 def check_screen_size(size: int) -> None:

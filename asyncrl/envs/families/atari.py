@@ -7,7 +7,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from asyncrl.envs.family import DomainDefaults, Family, check_screen_size
+from asyncrl.envs.family import DomainDefaults, Family, check_frame_stack, check_screen_size
 from asyncrl.errors import UserError
 
 
@@ -44,9 +44,9 @@ def check(env: Any) -> None:
     if env.game not in games:
         raise UserError(f"unknown Atari game '{env.game}': ale-py knows {len(games)} games, "
                         f"e.g. {', '.join(games[:6])}, ... (see asyncrl.envs.atari.known_games())")
-    for key, least in (("frame_skip", 1), ("frame_stack", 1), ("noop_max", 0)):
-        if getattr(env, key) < least:
-            raise UserError(f"env.{key}={getattr(env, key)}: must be at least {least}")
+    if env.frame_skip < 1:
+        raise UserError(f"env.frame_skip={env.frame_skip}: must be at least 1")
+    check_frame_stack(env.frame_stack)
     check_screen_size(env.screen_size)
     if not 0 <= env.repeat_action_probability <= 1:
         raise UserError(f"env.repeat_action_probability={env.repeat_action_probability}: "
@@ -56,6 +56,10 @@ def check(env: Any) -> None:
     if env.max_episode_frames < env.frame_skip:
         raise UserError(f"env.max_episode_frames={env.max_episode_frames}: must be at least "
                         f"env.frame_skip ({env.frame_skip}), one agent step")
+    steps = env.max_episode_frames // env.frame_skip
+    if not 0 <= env.noop_max < steps:
+        raise UserError(f"env.noop_max={env.noop_max}: must lie in [0, {steps}), fewer "
+                        "no-op steps than an episode holds")
 
 
 FAMILY = Family(

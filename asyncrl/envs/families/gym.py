@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from omegaconf import MISSING, OmegaConf
 
-from asyncrl.envs.family import DomainDefaults, Family, check_screen_size
+from asyncrl.envs.family import DomainDefaults, Family, check_frame_stack, check_screen_size
 from asyncrl.errors import UserError
 
 # conv torso: an 8x8/4 then a 4x4/2 convolution must fit
@@ -140,8 +140,7 @@ def check_available(env: Any) -> None:
     observation, _, _ = _described(env)
     if observation == "image":
         check_screen_size(env.screen_size)
-        if env.frame_stack < 1:
-            raise UserError(f"env.frame_stack={env.frame_stack}: must be at least 1")
+        check_frame_stack(env.frame_stack)
 
 
 def episode_step_limit(env: Any) -> int | None:

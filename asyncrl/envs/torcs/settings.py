@@ -23,7 +23,7 @@ def validate_torcs(env: Any) -> None:
     check_screen_size(env.screen_size)
     if not env.steer_levels or not env.pedal_levels:
         raise UserError("env.steer_levels and env.pedal_levels must each name at least one value")
-    if any(abs(v) > 1 for v in [*env.steer_levels, *env.pedal_levels]):
+    if any(not -1 <= v <= 1 for v in [*env.steer_levels, *env.pedal_levels]):
         raise UserError("env.steer_levels and env.pedal_levels must lie in [-1, 1]")
     try:
         bots = {text: Opponent.parse(text) for text in env.opponents}
