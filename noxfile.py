@@ -1,5 +1,5 @@
-"""Sessions: tests (default, what CI runs, after lint), slow, faults, soak, torcs, lint,
-typecheck, smoke, bench.
+"""Sessions: tests (default, what CI runs, after lint), slow, faults, fuzz, soak, torcs,
+lint, typecheck, smoke, bench.
 
 torch is pinned to the CPU build these machines carry; an unpinned torch would pull a
 multi-GB CUDA build.
@@ -43,6 +43,15 @@ def faults(session: nox.Session) -> None:
     logged twice, status files that say what happened."""
     install(session, "test")
     session.run("pytest", "-m", "faults", *session.posargs)
+
+
+@nox.session(default=False)
+def fuzz(session: nox.Session) -> None:
+    """Seeded random command lines (every option, every key, edge-case values, alone and
+    together, single runs and -m): each refused in one line with exit 2 or trained to its
+    end. `nox -s fuzz -- --seed 3 4 --cases 800` for more; docs/reliability.md."""
+    install(session, "test")
+    session.run("python", "-m", "tests.fuzz", *session.posargs)
 
 
 @nox.session(default=False)
