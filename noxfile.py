@@ -24,8 +24,9 @@ def install(session: nox.Session, *extras: str) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit, numerical, config, environment and end-to-end CLI tests (not the slow ones)."""
-    install(session, "test")
+    """Unit, numerical, config, environment and end-to-end CLI tests (not the slow ones);
+    with the optional extras their tests use (an Optuna study, W&B offline)."""
+    install(session, "test", "tune", "wandb")
     session.run("pytest", *session.posargs)
 
 

@@ -27,13 +27,15 @@ from omegaconf.errors import MissingMandatoryValue
 from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
 from asyncrl.config import register_schemas, typed_config, validate
 from asyncrl.errors import UserError
+from asyncrl.objective import read_outcome, sweeper_value
 from asyncrl.paths import config_dir
 
 log = logging.getLogger("asyncrl")
 
 # what may change when a run is resumed; the rest comes from the run's own config
+# (sweep: a preset of the sweeper only; objective: what the run reports, not how it trains)
 RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "stall_seconds",
-                  "log.", "eval.", "checkpoint.", "sweep")  # sweep: a preset of the sweeper only
+                  "log.", "eval.", "checkpoint.", "objective", "sweep")
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = (130, 143)  # SIGINT, SIGTERM
 
@@ -89,7 +91,7 @@ def prepare_arguments(args: list[str]) -> list[str]:
         # asyncrl's sweeper records each run that fails its check and goes on; Hydra's
         # basic sweeper would end in a traceback, so there every value is checked first
         check_multirun(words, every_value=not any(a.startswith("+sweep=") for a in words))
-        return args
+        return maximise_scores(args)
     if any(a.startswith("-") for a in args):
         if any(a in ("--cfg", "-c") for a in args) and "--resolve" not in args:
             # unresolved, the config shows ${asyncrl.cpus:} for workers and
@@ -105,6 +107,15 @@ def prepare_arguments(args: list[str]) -> list[str]:
     validate(OmegaConf.to_object(cfg))
     check_room(Path(resume))
     return [*args, f"hydra.run.dir={resume}", "hydra.output_subdir=null"]
+
+
+def maximise_scores(args: list[str]) -> list[str]:
+    """Hydra's Optuna sweeper minimises unless told otherwise; a run's objective is a score,
+    so with ``hydra/sweeper=optuna`` and no direction given, the study maximises it."""
+    optuna = any(a.startswith("hydra/sweeper=") and a.endswith("optuna") for a in args)
+    if optuna and not any(a.startswith("hydra.sweeper.direction=") for a in args):
+        return [*args, "hydra.sweeper.direction=maximize"]
+    return args
 
 
 RUN_FILES = ("status.json", "episodes.csv", "checkpoints/last.pt")  # a run was here
@@ -344,17 +355,20 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
 
 
 @hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")
-def _hydra_entry(cfg: DictConfig) -> None:
+def _hydra_entry(cfg: DictConfig) -> float | None:
+    """One job; returns its objective, which a tuning sweeper (Optuna) optimises."""
     global _exit_code
     hydra_cfg = HydraConfig.get()
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    run_dir = Path(cfg.resume or hydra_cfg.runtime.output_dir)
     try:
-        code = train(cfg, Path(hydra_cfg.runtime.output_dir), hydra_cfg.overrides.task)
+        code = train(cfg, run_dir, hydra_cfg.overrides.task)
     except UserError as err:
         if multirun:  # one bad run of a sweep: the sweeper records it and goes on
             raise
         _fail(err)
-        return
+        return None
     if multirun and code in EXIT_INTERRUPTED:
         raise KeyboardInterrupt  # Ctrl-C stops the whole sweep, after this run's checkpoint
     _exit_code = max(_exit_code, code)
+    return sweeper_value(read_outcome(run_dir, str(cfg.objective)))

@@ -18,6 +18,7 @@ from omegaconf import II, MISSING, OmegaConf
 from asyncrl.algos.configs import ALGORITHM_CONFIGS, is_value_based
 from asyncrl.envs.family import families, family_of
 from asyncrl.errors import UserError
+from asyncrl.trackers import check_wandb_installed
 
 
 def usable_cpus() -> int:
@@ -137,6 +138,8 @@ class LogConfig:
     tensorboard: bool = True
     progress: bool = True
     score_window: int = 20
+    wandb: bool = False
+    wandb_project: str = "asyncrl"
 
 
 @dataclass
@@ -155,6 +158,7 @@ class TrainConfig:
     seed: int = 1
     serial: bool = False
     resume: str | None = None
+    objective: str = "train_score"
     max_worker_restarts: int = 3
     stall_seconds: float = 300.0
     eval: EvalConfig = field(default_factory=EvalConfig)
@@ -224,6 +228,9 @@ def validate(cfg: Any) -> None:
     if not 0 <= cfg.seed < SEED_LIMIT:
         raise UserError(f"seed={cfg.seed}: must lie in [0, 2**32)")
     _validate_intervals(cfg)
+    _validate_objective(cfg)
+    if cfg.log.wandb:
+        check_wandb_installed()
     _validate_optimizer(cfg.optimizer)
     if not 0 <= getattr(cfg.algo, "entropy_beta", 0.0) <= 1:
         raise UserError(f"algo.entropy_beta={cfg.algo.entropy_beta}: must lie in [0, 1] "
@@ -295,6 +302,25 @@ def _validate_sizes(network: Any) -> None:
     for key, units in sizes:
         if not 1 <= units <= MAX_LAYER_UNITS:
             raise UserError(f"{key}={units}: must lie in [1, {MAX_LAYER_UNITS}]")
+
+
+OBJECTIVES = ("train_score", "eval_score")
+
+
+def _validate_objective(cfg: Any) -> None:
+    if cfg.objective not in OBJECTIVES:
+        raise UserError(f"objective={cfg.objective}: choose {' or '.join(OBJECTIVES)}")
+    if cfg.objective != "eval_score":
+        return
+    # the evaluator only runs at multiples of eval.interval_frames below total_frames:
+    # a run that never evaluates would hand the sweeper no score at all
+    if cfg.eval.episodes == 0:
+        raise UserError("objective=eval_score needs evaluations, but eval.episodes=0 turns "
+                        "them off")
+    if cfg.eval.interval_frames >= cfg.total_frames:
+        raise UserError(f"objective=eval_score: no evaluation comes before "
+                        f"total_frames={cfg.total_frames:,} with eval.interval_frames="
+                        f"{cfg.eval.interval_frames:,}; lower eval.interval_frames")
 
 
 def _validate_optimizer(opt: Any) -> None:

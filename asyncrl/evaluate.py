@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import torch
 from omegaconf import OmegaConf
 from torch import nn
@@ -37,29 +38,46 @@ from asyncrl.shared import SharedState
 EVALUATOR_SEED_KEY = 10_000
 
 
+class Policy:
+    """A model acting with its algorithm's evaluation policy (A3C samples pi; the
+    value-based methods act epsilon-greedily with ``algo.eval_epsilon``): what evaluations,
+    ``asyncrl-eval`` and ``asyncrl.load`` all act with."""
+
+    def __init__(self, model: Any, algorithm: Any) -> None:
+        self.model = model
+        self.algorithm = algorithm
+
+    def initial_state(self) -> Any:
+        """A recurrent network's state at the start of an episode (None for ff)."""
+        return self.model.initial_state()
+
+    def act(self, obs: Any, state: Any) -> tuple[Any, Any]:
+        """The action for one observation, and the recurrent state to pass next time."""
+        with torch.inference_mode():
+            batch = torch.as_tensor(np.asarray(obs)).unsqueeze(0)
+            return self.algorithm.eval_act(self.model, batch, state, 0)
+
+
 def play_episode(
-    model: Any,
-    algorithm: Any,
+    policy: Policy,
     env: gym.Env,
     max_steps: int,
     frames: list[Any] | None = None,
+    seed: int | None = None,
 ) -> float:
-    """One whole episode with the algorithm's evaluation policy (A3C samples pi; the
-    value-based methods act epsilon-greedily with ``algo.eval_epsilon``); returns the raw
-    score. A recurrent network starts from a fresh state of its own."""
-    obs, _ = env.reset()
+    """One whole episode with the evaluation policy from ``env.reset(seed=seed)``; returns
+    the raw score. A recurrent network starts from a fresh state of its own."""
+    obs, _ = env.reset(seed=seed)
     score = 0.0
-    state = model.initial_state()
-    with torch.inference_mode():
-        for _ in range(max_steps):
-            if frames is not None:
-                frames.append(env.render())
-            action, state = algorithm.eval_act(model, torch.from_numpy(obs).unsqueeze(0),
-                                               state, 0)
-            obs, reward, terminated, truncated, _ = env.step(action)
-            score += float(reward)
-            if terminated or truncated:
-                break
+    state = policy.initial_state()
+    for _ in range(max_steps):
+        if frames is not None:
+            frames.append(env.render())
+        action, state = policy.act(obs, state)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        score += float(reward)
+        if terminated or truncated:
+            break
     return score
 
 
@@ -75,7 +93,8 @@ class Evaluator:
         self.algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
         self.model = build_model(cfg, self.env.observation_space, self.env.action_space,
                                  self.algorithm.head)
-        self.max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
+        self.policy = Policy(self.model, self.algorithm)
+        self.max_steps = max_eval_steps(cfg)
         self.interval = cfg.eval.interval_frames
         self.next_at = self._boundary_after(shared.total_frames())
 
@@ -93,7 +112,7 @@ class Evaluator:
         for _ in range(self.cfg.eval.episodes):
             if self.shared.stopping():
                 break
-            scores.append(play_episode(self.model, self.algorithm, self.env, self.max_steps))
+            scores.append(play_episode(self.policy, self.env, self.max_steps))
         if not scores:
             return None
         return messages.Evaluation(frames, self.shared.wall_time(), scores)
@@ -127,6 +146,16 @@ def evaluator_process(cfg: Any, shared: SharedState, outbox: Any,
                 outbox.put(message)
     finally:
         evaluator.close()
+
+
+def eval_policy(cfg: Any, model: nn.Module, seed: int) -> Policy:
+    """``model`` acting as evaluations do, its random choices drawn from ``seed``."""
+    return Policy(model, build_algorithm(cfg.algo, torch.Generator().manual_seed(seed)))
+
+
+def max_eval_steps(cfg: Any) -> int:
+    """Agent steps in an evaluation episode of ``cfg``'s environment at most."""
+    return max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
 
 
 def load_policy(source: Path) -> tuple[Any, nn.Module, Checkpoint]:
@@ -207,12 +236,15 @@ def evaluate(args: argparse.Namespace) -> int:
             env.close()
             raise UserError(f"--video: this environment cannot draw frames here: "
                             f"{str(exc).splitlines()[0]}") from None
-    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(args.seed))
-    max_steps = max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
+    policy = eval_policy(cfg, model, args.seed)
+    max_steps = max_eval_steps(cfg)
     scores = []
     for episode in range(args.episodes):
         frames: list[Any] | None = [] if video and episode == 0 else None
-        scores.append(play_episode(model, algorithm, env, max_steps, frames))
+        # seeded at the first reset, as a gymnasium loop of one's own would seed it
+        # (asyncrl.load's agent scores the same)
+        seed = args.seed if episode == 0 else None
+        scores.append(play_episode(policy, env, max_steps, frames, seed))
         print(f"episode {episode + 1}/{args.episodes}: score {scores[-1]:g}")
         if frames is not None and video is not None:
             write_video(frames, video)

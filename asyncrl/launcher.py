@@ -39,6 +39,7 @@ from asyncrl.run_status import write_status
 from asyncrl.seeding import seed_everything
 from asyncrl.shared import SharedState
 from asyncrl.supervisor import GiveUp, Kill, Supervisor, describe_exit
+from asyncrl.trackers import open_trackers
 from asyncrl.worker import LOOP_METRICS
 
 log = logging.getLogger(__name__)
@@ -126,10 +127,11 @@ class Launcher:
     def run(self) -> int:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(OmegaConf.create(config_container(self.cfg)), self.run_dir / "config.yaml")
-        self.recorder = Recorder(self.run_dir, self.cfg.log.tensorboard, self.cfg.log.score_window,
-                                 [*algorithm_class(self.cfg.algo.name).metrics, *LOOP_METRICS],
-                                 resume_frames=self.shared.base_frames if self.generation
-                                 else None)
+        resume_frames = self.shared.base_frames if self.generation else None
+        self.recorder = Recorder(
+            self.run_dir, self.cfg.log.score_window,
+            [*algorithm_class(self.cfg.algo.name).metrics, *LOOP_METRICS], resume_frames,
+            open_trackers(self.run_dir, self.cfg.log, config_container(self.cfg), resume_frames))
         title = f"asyncrl {self.cfg.algo.name} on {self._env_name()} ({self.cfg.workers} workers)"
         log.info("%s: T=%s of %s frames; outputs in %s (Ctrl-C stops it with a checkpoint; "
                  "resume=%s continues it)", title, f"{self.shared.total_frames():,}",
@@ -192,7 +194,8 @@ class Launcher:
         write_status(self.run_dir, status, reason=reason, frames=self.shared.total_frames(),
                      total_frames=self.cfg.total_frames, wall_time=self.shared.wall_time(),
                      episodes=recorder.episode_count if recorder else 0,
-                     recent_score=recorder.recent_mean() if recorder else None)
+                     recent_score=recorder.recent_mean() if recorder else None,
+                     last_eval=recorder.last_eval if recorder else None)
         self._last_status = time.monotonic()
 
     def _write_final_status(self, status: str, reason: str) -> None:

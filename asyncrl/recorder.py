@@ -1,4 +1,5 @@
-"""Everything a run writes while it trains: CSV files and TensorBoard events."""
+"""Everything a run writes while it trains: CSV files, and the same scalars to its trackers
+(TensorBoard, W&B: ``asyncrl.trackers``)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import csv
 import os
 import tempfile
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from asyncrl.trackers import Tracker
 
 EPISODE_FIELDS = ["worker", "frames", "wall_time", "score", "episode_frames"]
 UPDATE_FIELDS = ["worker", "frames", "wall_time", "updates"]  # then the algorithm's metrics
@@ -76,15 +80,15 @@ def keep_rows_up_to(path: Path, frames: int) -> list[dict[str, str]]:
 
 
 class Recorder:
-    """Turns worker messages into rows, TensorBoard points and the console's running numbers.
+    """Turns worker messages into rows, tracker points and the console's running numbers.
 
     ``resume_frames``: the T a resumed run restarts from; what was logged after it is
-    dropped (from TensorBoard through ``purge_step``), and the console's recent score and
-    last evaluation carry on from the rows that stay.
+    dropped (TensorBoard's own tracker drops its points), and the console's recent score
+    and last evaluation carry on from the rows that stay.
     """
 
-    def __init__(self, run_dir: Path, tensorboard: bool, score_window: int,
-                 metrics: list[str], resume_frames: int | None = None) -> None:
+    def __init__(self, run_dir: Path, score_window: int, metrics: list[str],
+                 resume_frames: int | None = None, trackers: Sequence[Tracker] = ()) -> None:
         self.recent_scores: deque[float] = deque(maxlen=score_window)
         self.episode_count = 0
         self.last_eval: float | None = None
@@ -98,41 +102,33 @@ class Recorder:
         self.episodes = CsvLog(run_dir / "episodes.csv", EPISODE_FIELDS)
         self.updates = CsvLog(run_dir / "updates.csv", [*UPDATE_FIELDS, *metrics])
         self.evals = CsvLog(run_dir / "eval.csv", EVAL_FIELDS)
-        self.tb = None
-        if tensorboard:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self.tb = SummaryWriter(log_dir=str(run_dir / "tb"),
-                                    purge_step=None if resume_frames is None
-                                    else resume_frames + 1)
+        self.trackers = list(trackers)
 
     def episode(self, worker: int, frames: int, wall: float, score: float, length: int) -> None:
         self.episodes.write({"worker": worker, "frames": frames, "wall_time": round(wall, 3),
                              "score": score, "episode_frames": length})
         self.recent_scores.append(score)
         self.episode_count += 1
-        if self.tb is not None:
-            self.tb.add_scalar("episode/score", score, frames)
-            self.tb.add_scalar("episode/frames", length, frames)
+        self._track({"episode/score": score, "episode/frames": length}, frames)
 
     def update(self, worker: int, frames: int, wall: float, stats: dict[str, float]) -> None:
         self.updates.write({"worker": worker, "frames": frames, "wall_time": round(wall, 3),
                             **stats})
-        if self.tb is not None:
-            for key, value in stats.items():
-                self.tb.add_scalar(f"train/{key}", value, frames)
+        self._track({f"train/{key}": value for key, value in stats.items()}, frames)
 
     def evaluation(self, frames: int, wall: float, scores: list[float]) -> None:
         mean = sum(scores) / len(scores)
         self.last_eval = mean
         self.evals.write({"frames": frames, "wall_time": round(wall, 3), "mean_score": mean,
                           "episodes": len(scores), "scores": " ".join(f"{s:g}" for s in scores)})
-        if self.tb is not None:
-            self.tb.add_scalar("eval/mean_score", mean, frames)
+        self._track({"eval/mean_score": mean}, frames)
 
     def speed(self, frames: int, frames_per_second: float) -> None:
-        if self.tb is not None:
-            self.tb.add_scalar("train/frames_per_second", frames_per_second, frames)
+        self._track({"train/frames_per_second": frames_per_second}, frames)
+
+    def _track(self, values: dict[str, float], frames: int) -> None:
+        for tracker in self.trackers:
+            tracker.log(values, frames)
 
     def recent_mean(self) -> float | None:
         if not self.recent_scores:
@@ -142,5 +138,5 @@ class Recorder:
     def close(self) -> None:
         for log in (self.episodes, self.updates, self.evals):
             log.close()
-        if self.tb is not None:
-            self.tb.close()
+        for tracker in self.trackers:
+            tracker.close()

@@ -15,10 +15,10 @@ from asyncrl.recorder import Recorder
 
 
 def test_recorder_appends_to_existing_files_with_one_header(tmp_path):
-    first = Recorder(tmp_path, tensorboard=False, score_window=2, metrics=["loss"])
+    first = Recorder(tmp_path, score_window=2, metrics=["loss"])
     first.episode(0, 100, 1.0, -21.0, 800)
     first.close()
-    second = Recorder(tmp_path, tensorboard=False, score_window=2, metrics=["loss"])
+    second = Recorder(tmp_path, score_window=2, metrics=["loss"])
     second.episode(1, 200, 2.0, -19.0, 900)
     second.episode(0, 300, 3.0, -17.0, 1000)
     assert second.recent_mean() == pytest.approx(-18.0)  # window of 2
@@ -30,7 +30,7 @@ def test_recorder_appends_to_existing_files_with_one_header(tmp_path):
 
 
 def test_evaluation_rows_hold_every_score(tmp_path):
-    recorder = Recorder(tmp_path, tensorboard=False, score_window=5, metrics=["loss"])
+    recorder = Recorder(tmp_path, score_window=5, metrics=["loss"])
     recorder.evaluation(1000, 5.0, [1.0, 2.0, 6.0])
     recorder.close()
     with (tmp_path / "eval.csv").open() as handle:
@@ -43,7 +43,7 @@ def test_rolling_mean_by_hand():
 
 
 def test_learning_curve_png_is_drawn_from_episodes(tmp_path):
-    recorder = Recorder(tmp_path, tensorboard=False, score_window=5, metrics=["loss"])
+    recorder = Recorder(tmp_path, score_window=5, metrics=["loss"])
     for i in range(30):
         recorder.episode(i % 2, 1000 * i, float(i), -21.0 + i / 3, 100)
     recorder.close()
@@ -52,7 +52,7 @@ def test_learning_curve_png_is_drawn_from_episodes(tmp_path):
 
 
 def test_no_curve_without_episodes(tmp_path):
-    Recorder(tmp_path, tensorboard=False, score_window=5, metrics=["loss"]).close()
+    Recorder(tmp_path, score_window=5, metrics=["loss"]).close()
     assert plot_learning_curve(tmp_path, "empty") is None
 
 

@@ -179,3 +179,16 @@ def test_the_status_table_takes_frames_from_status_json(tmp_path):
     run = make_run(tmp_path / "run", lr=1e-3, seed=1, scores=[1.0, 2.0])  # last episode: T=2000
     write_status(run, "interrupted", frames=5432)  # the checkpoint's T, past that episode
     assert " 5,432 " in status_table(find_runs([tmp_path]))
+
+
+def test_an_optuna_study_directory_reads_in_trial_order_with_the_studys_choice(tmp_path):
+    study = tmp_path / "study"  # what hydra/sweeper=optuna leaves: numbered trials, a result
+    for trial, (lr, last) in enumerate([(1e-3, 5), (2e-3, 9), (3e-4, 1)] * 4):
+        make_run(study / str(trial), lr=lr, seed=1, scores=[last] * 20)
+    (study / "optimization_results.yaml").write_text(
+        "name: optuna\nbest_params:\n  lr: 0.002\nbest_value: 9.0\n")
+    runs = find_runs([study]).runs
+    assert [run.path.name for run in runs] == [str(n) for n in range(12)]
+    text = build_report([study], tmp_path / "out", k=2).read_text()
+    assert "| 12 | 12 | 0 | 9.0 (0.002) |" in text
+    assert f"- `{study}` (optuna): best objective 9 with lr=0.002" in text

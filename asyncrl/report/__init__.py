@@ -28,6 +28,7 @@ from asyncrl.report.metrics import (
     time_to_reach,
 )
 from asyncrl.report.runs import Found, Run, find_runs
+from asyncrl.report.studies import study_lines
 
 PAPER_COLUMNS = ("dqn", "gorila", "double", "dueling", "prioritized", "a3c_ff_1day", "a3c_ff",
                  "a3c_lstm")
@@ -192,6 +193,11 @@ def build_report(roots: list[Path], out: Path, k: int = 5, window: int = 20,
         lines += [f"- `{r.path}` (lr {r.lr:.3g}): {r.status}, {r.reason}" for r in failed]
         lines += [""]
     lines += ["## Sweeps", ""] + _sweep_table(groups, k, window) + [""]
+    studies = study_lines(roots)
+    if studies:
+        lines += ["## Tuning studies", "",
+                  "What the tuning sweeper chose, by the runs' `objective` "
+                  "(`optimization_results.yaml`):", ""] + studies + [""]
     lines += ["## Best-k mean learning curves (paper Figure 1)", "",
               "![against frames](curves_frames.png)", "", "![against hours](curves_hours.png)",
               "", "## Final score against learning rate (paper Figure 2)", "",

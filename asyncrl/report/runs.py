@@ -80,13 +80,19 @@ def read_episodes(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return frames, hours, scores
 
 
+def _natural(path: Path) -> list[Any]:
+    """``sweep/2`` before ``sweep/10``: Optuna's and Hydra's basic sweeper's runs are
+    numbered directories."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in path.parts]
+
+
 def find_runs(roots: list[Path]) -> Found:
     """Every run directory under ``roots``; runs still going or unreadable are left out,
     each with the reason."""
     found = Found()
     seen: set[Path] = set()
     for root in roots:
-        for config_file in sorted(Path(root).rglob("config.yaml")):
+        for config_file in sorted(Path(root).rglob("config.yaml"), key=_natural):
             run_dir = config_file.parent
             if run_dir.name == ".hydra" or run_dir in seen:
                 continue
