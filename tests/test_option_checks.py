@@ -65,3 +65,19 @@ def test_every_option_defaults_to_the_paper():
     assert a3c.gae_lambda == 1.0 and nstep.lambda_return == 1.0
     assert (nstep.double_q, nstep.replay_capacity, nstep.replay_ratio) == (False, 0, 0)
     assert not network.dueling and not network.spatial_softmax
+
+
+def test_help_names_each_option_by_a_key_its_schema_has():
+    import re
+    from dataclasses import fields
+
+    from asyncrl.config import SCHEMAS
+    from asyncrl.usage import USAGE
+
+    section = USAGE.split("Beyond the paper")[1].split("Examples:")[0]
+    named = set(re.findall(r"\b(algo|network)\.(\w+)=", section))
+    assert {key for _, key in named} == {"gae_lambda", "lambda_return", "double_q", "dueling",
+                                         "spatial_softmax", "replay_capacity", "replay_ratio"}
+    for group, key in named:
+        assert any(key in {f.name for f in fields(schema)}
+                   for schema in SCHEMAS[group].values()), f"{group}.{key}"
