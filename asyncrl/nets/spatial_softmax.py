@@ -14,6 +14,9 @@ from torch import nn
 class SpatialSoftmax(nn.Module):
     """``forward(maps (B, C, H, W)) -> (B, 2C)`` expected coordinates per channel."""
 
+    xs: torch.Tensor  # the x of each position, row by row (H*W,)
+    ys: torch.Tensor
+
     def __init__(self, height: int, width: int) -> None:
         super().__init__()
         ys, xs = torch.meshgrid(torch.linspace(-1.0, 1.0, height),
