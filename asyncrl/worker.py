@@ -42,10 +42,10 @@ from asyncrl.shared import START_GATE_S, SharedState
 
 log = logging.getLogger(__name__)
 
-LOOP_METRICS = ("grad_norm", "lr")
+LOOP_METRICS = ("grad_norm", "lr")  # logged for every algorithm, beside its own ``metrics``
 # derives the replay's seed from the worker's; past every environment's index, the key that
 # derives the seeds of a worker's other environments (rollout.Actors)
-REPLAY_STREAM = 1_000  # logged for every algorithm, beside its own ``metrics``
+REPLAY_STREAM = 1_000
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,13 @@ def test_nstep_q_with_every_q_option_at_once(workdir, network):
                                   "algo.replay_ratio=2"])
     assert "q.advantage.weight" in model and "q.value.weight" in model
     assert "replay: the last 50 segments, 2 replayed per new one" in log
+    assert "double Q, lambda-returns 0.8" in log
 
 
 def test_one_step_q_with_double_q_and_replay(workdir):
     _, log = _train(workdir, [*CARTPOLE, "algo=one_step_q", "algo.double_q=true",
                               "algo.replay_capacity=10", "algo.replay_ratio=1"])
-    assert "replay: the last 10 segments" in log
+    assert "replay: the last 10 segments" in log and "double Q" in log
 
 
 @pytest.mark.parametrize(("network", "algo"), [("ff", "a3c"), ("lstm", "nstep_q")])

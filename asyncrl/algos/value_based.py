@@ -92,7 +92,8 @@ class ValueBased:
     def describe(self) -> str:
         return (f"final epsilon {self.final_epsilon} (annealed from 1 over "
                 f"{self.cfg.epsilon_anneal_frames:,} frames), {self.segment_steps} steps "
-                f"per update, target network every {self.cfg.target_update_frames:,} frames")
+                f"per update, target network every {self.cfg.target_update_frames:,} frames"
+                f"{', double Q' if self.double_q else ''}")
 
     def epsilon(self, frames: int) -> float:
         return annealed_epsilon(self.final_epsilon, frames, self.cfg.epsilon_anneal_frames)
@@ -187,6 +188,10 @@ class NStepQ(ValueBased):
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:
         return int(algo_cfg.t_max)
+
+    def describe(self) -> str:
+        lam = f", lambda-returns {self.lambda_return}" if self.lambda_return < 1 else ""
+        return super().describe() + lam
 
     def first_target_row(self, batch: SegmentBatch) -> int:
         if self.lambda_return < 1.0:
