@@ -25,7 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
-from asyncrl.config import register_schemas, typed_config, validate
+from asyncrl.config import refusal, register_schemas, typed_config, validate
 from asyncrl.errors import UserError
 from asyncrl.objective import read_outcome, sweeper_value
 from asyncrl.paths import config_dir
@@ -262,6 +262,10 @@ def describe_config_error(exc: BaseException) -> str:
         return describe_missing_option(missing.group(1))
     if isinstance(exc, MissingMandatoryValue) and exc.full_key:
         return f"{exc.full_key} has no default: give it, e.g. {exc.full_key}=..."
+    foreign = re.search(r"Key '(\w+)' not in '(\w+)'", _causes(exc))
+    reason = foreign and refusal(foreign.group(2), foreign.group(1))
+    if reason:
+        return reason
     if "'env.kwargs'" in str(exc):  # a whole dict cannot replace a node of the schema
         return ("env.kwargs takes gymnasium.make's keywords one at a time: "
                 "+env.kwargs.NAME=VALUE")
@@ -276,6 +280,16 @@ def describe_config_error(exc: BaseException) -> str:
             parts.append(first.rstrip("."))
         seen = seen.__cause__ or seen.__context__
     return ": ".join(parts) or type(exc).__name__
+
+
+def _causes(exc: BaseException) -> str:
+    """The messages of ``exc`` and of what caused it, joined."""
+    texts: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(texts) < 5:
+        texts.append(str(seen))
+        seen = seen.__cause__ or seen.__context__
+    return "\n".join(texts)
 
 
 def describe_missing_option(path: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import II, MISSING, OmegaConf
@@ -18,6 +18,7 @@ from omegaconf import II, MISSING, OmegaConf
 from asyncrl.algos.configs import ALGORITHM_CONFIGS, is_value_based
 from asyncrl.envs.family import families, family_of
 from asyncrl.errors import UserError
+from asyncrl.option_checks import check_options
 from asyncrl.trackers import check_wandb_installed
 
 
@@ -75,6 +76,8 @@ class FFNetworkConfig:
     policy_init_scale: float = 1.0
     centre_input: bool = True
     mlp_activation: str = "tanh"
+    dueling: bool = False          # Q head as a value stream + mean-subtracted advantages
+    spatial_softmax: bool = False  # images: expected (x, y) of each last-conv channel
 
 
 @dataclass
@@ -92,6 +95,11 @@ class GaussianNetworkConfig:
     name: str = "gaussian"
     hidden: int = 200
     lstm_size: int = 128
+
+    refused: ClassVar[dict[str, str]] = {
+        "dueling": "network=gaussian has no Q head to split",
+        "spatial_softmax": "network=gaussian's pixel encoder is two linear convs of its own",
+    }
 
 
 @dataclass
@@ -174,6 +182,22 @@ SCHEMAS: dict[str, dict[str, type]] = {
     "optimizer": {"shared_rmsprop": SharedRMSPropConfig, "rmsprop": RMSPropConfig,
                   "momentum_sgd": MomentumSGDConfig},
 }
+
+
+# a refusal's reason (a schema's ``refused``) is also the reason for the key's companions
+COMPANIONS = {"replay_ratio": "replay_capacity"}
+
+
+def refusal(schema_name: str, key: str) -> str | None:
+    """Why the option whose schema class is ``schema_name`` does not take ``key``, a key of
+    another option of its group, where the schema says (``refused``)."""
+    for group, options in SCHEMAS.items():
+        for option, schema in options.items():
+            reasons: dict[str, str] = getattr(schema, "refused", {})
+            reason = reasons.get(COMPANIONS.get(key, key))
+            if schema.__name__ == schema_name and reason:
+                return f"{group}.{key} is not a key of {group}={option}: {reason}"
+    return None
 
 
 def register_schemas() -> None:
@@ -271,6 +295,7 @@ def validate(cfg: Any) -> None:
     family = family_of(cfg.env)
     family.check_available(cfg.env)
     _validate_combination(cfg)
+    check_options(cfg, family.observes_images(cfg.env))
     family.check(cfg.env)
 
 

@@ -34,6 +34,15 @@ Keys set most often (defaults in brackets):
   log.progress=false      plain log lines instead of the live panel
   hydra.run.dir=DIR       where the run writes (config, CSVs, TensorBoard, checkpoints)
 
+Beyond the paper (each off by default, so a run is the paper's method; docs/options.md):
+  algo.gae_lambda=L        A3C: GAE(L) advantages, value target A + V [1: n-step]
+  algo.lambda_return=L     nstep_q: lambda-returns within a segment [1: n-step]
+  algo.double_q=true       one_step_q, nstep_q: target action by theta, valued by theta^-
+  network.dueling=true     value-based: Q = V + A - mean(A) [false]
+  network.spatial_softmax=true  ff, lstm on images: last conv -> expected (x, y) [false]
+  algo.replay_capacity=N   one_step_q, nstep_q: each worker keeps its last N segments [0]
+  algo.replay_ratio=K      ...and learns from K of them per new one (not checkpointed) [0]
+
 Examples:
   asyncrl env=classic/cartpole workers=2    # 150_000 frames: learns in about a minute
   asyncrl algo=nstep_q env=atari/seaquest

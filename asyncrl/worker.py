@@ -29,6 +29,7 @@ import torch
 
 from asyncrl import messages
 from asyncrl.algos import build_algorithm
+from asyncrl.algos.replay import SegmentReplay
 from asyncrl.child_output import route_child_output
 from asyncrl.envs import episode_step_limit
 from asyncrl.nets import build_model
@@ -42,6 +43,9 @@ from asyncrl.shared import START_GATE_S, SharedState
 log = logging.getLogger(__name__)
 
 LOOP_METRICS = ("grad_norm", "lr")  # logged for every algorithm, beside its own ``metrics``
+# derives the replay's seed from the worker's; past every environment's index, the key that
+# derives the seeds of a worker's other environments (rollout.Actors)
+REPLAY_STREAM = 1_000
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,7 @@ class WorkerParts:
     actors: Actors
     model: Any
     shared: SharedState
+    replay: SegmentReplay | None = None  # algo.replay_capacity > 0: Q-learning's replay
 
     def __post_init__(self) -> None:
         self.local_params = list(self.model.parameters())
@@ -137,8 +142,10 @@ def learning_step(parts: WorkerParts, frames_now: int,
     segments = parts.actors.play(parts.model, frames_now)
     lap("act")
     shared.frames[parts.worker_id] += parts.actors.frames_played(segments)
-    loss, stats = parts.algorithm.loss_many(parts.model, shared.target,
-                                            parts.actors.batches(segments))
+    batches = parts.actors.batches(segments)
+    if parts.replay is not None:
+        batches = parts.replay.mix(batches)
+    loss, stats = parts.algorithm.loss_many(parts.model, shared.target, batches)
     # fresh gradient tensors: nothing to zero, nothing accumulated by accident
     grads = torch.autograd.grad(loss, parts.local_params)
     lap("loss+backward")
@@ -165,7 +172,17 @@ def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> Worke
     model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
                         algorithm.head)
     actors.allocate(model, algorithm.segment_steps or episode_step_limit(actors.env))
-    return WorkerParts(cfg, spec.worker_id, algorithm, actors, model, shared)
+    return WorkerParts(cfg, spec.worker_id, algorithm, actors, model, shared,
+                       _replay(cfg.algo, seed))
+
+
+def _replay(algo_cfg: Any, seed: int) -> SegmentReplay | None:
+    """The worker's replay memory if the config asks for one, on a stream of its own."""
+    capacity = int(getattr(algo_cfg, "replay_capacity", 0))
+    if capacity < 1:
+        return None
+    generator = torch.Generator().manual_seed(derive_seed(seed, REPLAY_STREAM))
+    return SegmentReplay(capacity, int(algo_cfg.replay_ratio), generator)
 
 
 def run_worker(
@@ -189,6 +206,9 @@ def run_worker(
     if len(actors.members) > 1:
         log.info("%d environments per worker, acting as one batch", len(actors.members))
     log.info("%s: %s", cfg.algo.name, parts.algorithm.describe())
+    if parts.replay is not None:
+        log.info("replay: the last %d segments, %d replayed per new one (not checkpointed)",
+                 parts.replay.capacity, parts.replay.ratio)
     # a restarted worker joins a run already under way; only the first start waits
     gathered = spec.restart > 0 or shared.start_together(spec.worker_id)
     if not gathered and not shared.stopping():

@@ -192,3 +192,36 @@ def test_an_optuna_study_directory_reads_in_trial_order_with_the_studys_choice(t
     text = build_report([study], tmp_path / "out", k=2).read_text()
     assert "| 12 | 12 | 0 | 9.0 (0.002) |" in text
     assert f"- `{study}` (optuna): best objective 9 with lr=0.002" in text
+
+
+def _with(path: Path, group: str, **keys) -> None:
+    """Set keys of a made run's config, as that option on the command line would."""
+    config = yaml.safe_load((path / "config.yaml").read_text())
+    config[group].update(keys)
+    (path / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+@pytest.mark.parametrize(("algo", "group", "key", "off", "value"), [
+    ("a3c", "algo", "gae_lambda", 1.0, 0.95),
+    ("nstep_q", "algo", "lambda_return", 1.0, 0.8),
+    ("nstep_q", "algo", "double_q", False, True),
+    ("nstep_q", "algo", "replay_capacity", 0, 100),
+    ("nstep_q", "network", "dueling", False, True),
+    ("a3c", "network", "spatial_softmax", False, True),
+])
+def test_runs_differing_only_in_an_option_land_in_different_groups(tmp_path, algo, group,
+                                                                   key, off, value):
+    from asyncrl.report.grouping import group_runs
+
+    # one run saved before the option existed, one with it off, one with it on; each with
+    # its own lr and seed, which never split a group
+    for name, seed in (("older", 1), ("off", 2), ("on", 3)):
+        make_run(tmp_path / name, lr=10.0 ** -seed, seed=seed, scores=[1.0] * 3)
+        _with(tmp_path / name, "algo", name=algo)
+    _with(tmp_path / "off", group, **{key: off})
+    _with(tmp_path / "on", group, **{key: value})
+    groups = group_runs(find_runs([tmp_path]).runs)
+    members = {label: sorted(r.path.name for r in runs) for label, runs in groups.items()}
+    assert sorted(members.values()) == [["off", "older"], ["on"]], members
+    on_label = next(label for label, names in members.items() if names == ["on"])
+    assert on_label.endswith(f", {group}.{key}={value}")

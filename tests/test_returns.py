@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from asyncrl.algos.returns import advantages, discounted_returns
+from asyncrl.algos.returns import advantages, discounted_returns, lambda_returns
 
 
 def test_non_terminal_segment_bootstraps_from_value():
@@ -56,3 +56,38 @@ def test_advantage_is_return_minus_value_without_gradient_into_value():
     adv = advantages(torch.tensor([3.0, 1.0]), values)
     assert adv.tolist() == [2.0, -1.0]
     assert not adv.requires_grad
+
+
+# A 3-step segment worked by hand: gamma 0.5, lambda 0.5, rewards 1, 0, 2,
+# V(s_0 .. s_3) = 0.5, 1, 2, 4.  TD errors d_i = r_i + gamma V(s_{i+1}) - V(s_i).
+GAMMA, LAM = 0.5, 0.5
+REWARDS = [1.0, 0.0, 2.0]
+VALUES = [0.5, 1.0, 2.0, 4.0]
+
+
+def test_gae_on_a_segment_cut_by_t_max_bootstraps_from_the_last_value():
+    # d = 1, 0, 2; A_2 = 2, A_1 = 0 + 0.25*2 = 0.5, A_0 = 1 + 0.25*0.5 = 1.125
+    returns = lambda_returns(REWARDS, [False] * 3, VALUES[1:], GAMMA, LAM)
+    assert returns == pytest.approx([1.625, 1.5, 4.0])
+    assert [g - v for g, v in zip(returns, VALUES, strict=False)] == pytest.approx(
+        [1.125, 0.5, 2.0])
+
+
+def test_gae_on_a_segment_that_ends_terminally_ignores_the_value_after_it():
+    # V(s_3) = 4 must not count: d_2 = 2 - 2 = 0, d_1 = 0 + 0.5*2 - 1 = 0, d_0 = 1
+    returns = lambda_returns(REWARDS, [False, False, True], VALUES[1:], GAMMA, LAM)
+    assert returns == pytest.approx([1.5, 1.0, 2.0])
+    assert [g - v for g, v in zip(returns, VALUES, strict=False)] == pytest.approx(
+        [1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("terminals", [[False] * 3, [False, False, True], [True, False, False]])
+def test_lambda_one_is_the_n_step_return(terminals):
+    bootstrap = VALUES[-1]
+    n_step = discounted_returns(REWARDS, terminals, bootstrap, GAMMA)
+    assert lambda_returns(REWARDS, terminals, VALUES[1:], GAMMA, 1.0) == n_step
+
+
+def test_lambda_zero_is_the_one_step_target():
+    # r_i + gamma V(s_{i+1}): 1 + 0.5, 0 + 1, 2 + 2
+    assert lambda_returns(REWARDS, [False] * 3, VALUES[1:], GAMMA, 0.0) == [1.5, 1.0, 4.0]

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from asyncrl.algos.configs import A3CConfig
-from asyncrl.algos.returns import advantages, discounted_returns
+from asyncrl.algos.returns import advantages, discounted_returns, lambda_returns
 from asyncrl.algos.segment import SegmentBatch, act_each, join, segment_outputs
 
 
@@ -74,11 +74,15 @@ class A3C:
         self.generator = generator
         self.episode_updates = bool(algo_cfg.episode_updates)
         self.segment_steps: int | None = None if self.episode_updates else int(algo_cfg.t_max)
+        # below 1 the returns are GAE(λ) advantages plus V, so R - V is the GAE advantage
+        # and the critic regresses on the λ-return; at 1 the paper's n-step return, as is
+        self.gae_lambda = float(getattr(algo_cfg, "gae_lambda", 1.0))
 
     def describe(self) -> str:
         updates = ("whole-episode updates, no bootstrapping" if self.episode_updates
                    else f"t_max={self.segment_steps}")
-        return f"{updates}, entropy_beta={self.cfg.entropy_beta}"
+        gae = f", GAE lambda={self.gae_lambda}" if self.gae_lambda < 1 else ""
+        return f"{updates}, entropy_beta={self.cfg.entropy_beta}{gae}"
 
     def act(self, model: Any, obs: torch.Tensor, state: Any, frames: int) -> tuple[Any, Any]:
         policy_out, _, state = model(obs, state)
@@ -108,8 +112,11 @@ class A3C:
             steps = batch.steps
             bootstrap = (0.0 if batch.terminals[-1] or self.episode_updates
                          else float(segment_values[steps].detach()))
-            returns += discounted_returns(batch.rewards, batch.terminals, bootstrap,
-                                          self.cfg.gamma)
+            if self.gae_lambda < 1.0:
+                returns += self._gae_returns(batch, segment_values, bootstrap)
+            else:
+                returns += discounted_returns(batch.rewards, batch.terminals, bootstrap,
+                                              self.cfg.gamma)
             taken.append(_first(policy_out, steps))
             values.append(segment_values[:steps])
             actions.append(batch.actions[:steps])
@@ -123,3 +130,11 @@ class A3C:
             "loss": loss.total.item(), "policy_loss": loss.policy.item(),
             "value_loss": loss.value.item(), "entropy": loss.entropy.item() / len(returns),
         }
+
+    def _gae_returns(self, batch: SegmentBatch, segment_values: torch.Tensor,
+                     bootstrap: float) -> list[float]:
+        """GAE(λ) advantage + V(s_i) for each step: the λ-return on V, V(s_n) = bootstrap."""
+        after = segment_values[1 : batch.steps + 1].detach().tolist()
+        after[-1] = bootstrap
+        return lambda_returns(batch.rewards, batch.terminals, after, self.cfg.gamma,
+                              self.gae_lambda)

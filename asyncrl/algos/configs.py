@@ -27,6 +27,16 @@ class A3CConfig:
     max_grad_norm: float = 40.0
     episode_updates: bool = False
     default_lr: float = 7e-4
+    gae_lambda: float = 1.0  # 1: the paper's n-step advantage; below 1: GAE(λ)
+
+    # keys of other algorithms that A3C does not take, and why (said when one is given)
+    refused: ClassVar[dict[str, str]] = {
+        "double_q": "A3C learns no Q-values for a target action to be chosen from",
+        "replay_capacity": "A3C learns on-policy: replayed segments come from older policies "
+                           "and would need an importance-weight correction (ACER), which "
+                           "asyncrl does not have",
+        "lambda_return": "A3C's λ is algo.gae_lambda",
+    }
 
 
 @dataclass
@@ -45,9 +55,23 @@ class ValueBasedConfig:
     eval_epsilon: float = 0.05
     default_lr: float = 7e-4
 
+    refused: ClassVar[dict[str, str]] = {
+        "gae_lambda": "GAE weighs A3C's advantages; n-step Q's λ is algo.lambda_return",
+        "lambda_return": "a one-step target is one step long; λ-returns are algo=nstep_q's",
+    }
+
 
 @dataclass
-class OneStepQConfig(ValueBasedConfig):
+class OffPolicyConfig(ValueBasedConfig):
+    """What the two Q-learning methods add: options beyond the paper, off by default."""
+
+    double_q: bool = False     # the target's action chosen by theta, valued by theta^-
+    replay_capacity: int = 0   # segments each worker keeps for replay; 0: no replay
+    replay_ratio: int = 0      # replayed segments learned from per on-policy segment
+
+
+@dataclass
+class OneStepQConfig(OffPolicyConfig):
     """One-step Q-learning (paper, Algorithm 1)."""
 
     name: str = "one_step_q"
@@ -61,13 +85,22 @@ class OneStepSarsaConfig(ValueBasedConfig):
     name: str = "one_step_sarsa"
     async_update: int = 5
 
+    refused: ClassVar[dict[str, str]] = {
+        **ValueBasedConfig.refused,
+        "double_q": "Sarsa's target takes the action actually taken next, not a max, so "
+                    "there is no choice of action for theta to make",
+        "replay_capacity": "Sarsa learns the value of the policy that acted: a replayed "
+                           "segment's next action comes from an older policy",
+    }
+
 
 @dataclass
-class NStepQConfig(ValueBasedConfig):
+class NStepQConfig(OffPolicyConfig):
     """n-step Q-learning (paper, Algorithm S2)."""
 
     name: str = "nstep_q"
     t_max: int = 5
+    lambda_return: float = 1.0  # 1: the paper's longest n-step return; below 1: λ-returns
 
 
 ALGORITHM_CONFIGS: dict[str, type] = {

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import torch
 
-from asyncrl.algos.returns import discounted_returns
+from asyncrl.algos.returns import discounted_returns, lambda_returns
 
 
 def one_step_targets(rewards: Sequence[float], terminals: Sequence[bool],
@@ -33,3 +33,23 @@ def nstep_q_targets(rewards: Sequence[float], terminals: Sequence[bool],
     bootstrapped with ``max_a Q(s_{t+n}, a; theta^-)`` unless the segment ended terminally."""
     bootstrap = 0.0 if terminals[-1] else float(bootstrap_q.max())
     return torch.tensor(discounted_returns(rewards, terminals, bootstrap, gamma))
+
+
+def state_values(q_target: torch.Tensor, q_online: torch.Tensor | None = None) -> torch.Tensor:
+    """The value of each row's state for a Q-learning target.
+
+    ``max_a Q(s, a; theta^-)`` (the paper), or with ``q_online`` double Q-learning's
+    ``Q(s, argmax_a Q(s, a; theta); theta^-)``: the online network picks the action and the
+    target network values it, so one network's overestimate is not both chosen and used.
+    """
+    if q_online is None:
+        return q_target.max(-1).values
+    chosen = q_online.argmax(-1, keepdim=True)
+    return q_target.gather(-1, chosen).squeeze(-1)
+
+
+def lambda_q_targets(rewards: Sequence[float], terminals: Sequence[bool],
+                     next_values: torch.Tensor, gamma: float, lam: float) -> torch.Tensor:
+    """λ-returns of n-step Q's segment: ``next_values[i]`` values s_{i+1} (the last one is
+    the bootstrap), each mixed in with weight 1 - lam; lam = 1 is ``nstep_q_targets``."""
+    return torch.tensor(lambda_returns(rewards, terminals, next_values.tolist(), gamma, lam))

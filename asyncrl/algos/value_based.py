@@ -31,7 +31,12 @@ from asyncrl.algos.configs import (
     ValueBasedConfig,
 )
 from asyncrl.algos.exploration import annealed_epsilon, draw_final_epsilon, epsilon_greedy
-from asyncrl.algos.q_targets import nstep_q_targets, one_step_targets
+from asyncrl.algos.q_targets import (
+    lambda_q_targets,
+    nstep_q_targets,
+    one_step_targets,
+    state_values,
+)
 from asyncrl.algos.segment import SegmentBatch, act_each, join, segment_outputs
 from asyncrl.nets import LSTMState
 
@@ -77,6 +82,8 @@ class ValueBased:
                                                 list(algo_cfg.epsilon_finals),
                                                 list(algo_cfg.epsilon_probabilities))
         self.epsilon_now = 1.0
+        # double Q reads the online network on the states after each step too: one more row
+        self.double_q = bool(getattr(algo_cfg, "double_q", False))
 
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:
@@ -85,7 +92,8 @@ class ValueBased:
     def describe(self) -> str:
         return (f"final epsilon {self.final_epsilon} (annealed from 1 over "
                 f"{self.cfg.epsilon_anneal_frames:,} frames), {self.segment_steps} steps "
-                f"per update, target network every {self.cfg.target_update_frames:,} frames")
+                f"per update, target network every {self.cfg.target_update_frames:,} frames"
+                f"{', double Q' if self.double_q else ''}")
 
     def epsilon(self, frames: int) -> float:
         return annealed_epsilon(self.final_epsilon, frames, self.cfg.epsilon_anneal_frames)
@@ -115,8 +123,10 @@ class ValueBased:
         """The first state whose target-network values the targets need."""
         return 1
 
-    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
-        """y_i of one segment from ``q_after`` = Q(s_j, .; theta^-), j from the first row."""
+    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor,
+                     online_after: torch.Tensor | None) -> torch.Tensor:
+        """y_i of one segment from ``q_after`` = Q(s_j, .; theta^-), j from the first row,
+        and with double Q ``online_after`` = Q(s_j, .; theta') of the same rows."""
         raise NotImplementedError
 
     def loss(self, model: Any, target: Any, batch: SegmentBatch
@@ -126,11 +136,17 @@ class ValueBased:
     def loss_many(self, model: Any, target: Any, batches: Sequence[SegmentBatch]
                   ) -> tuple[torch.Tensor, dict[str, float]]:
         """sum_i (y_i - Q(s_i, a_i; theta'))^2 over the steps of every segment."""
-        outputs = segment_outputs(model, batches, [slice(0, b.steps) for b in batches])
-        taken = join([q.gather(1, b.actions[: b.steps].unsqueeze(1)).squeeze(1)
+        extra = 1 if self.double_q else 0
+        outputs = segment_outputs(model, batches,
+                                  [slice(0, b.steps + extra) for b in batches])
+        taken = join([q[: b.steps].gather(1, b.actions[: b.steps].unsqueeze(1)).squeeze(1)
                       for (q,), b in zip(outputs, batches, strict=True)])
-        q_after = target_q_many(target, batches, [self.first_target_row(b) for b in batches])
-        y = join([self.targets_from(b, q) for b, q in zip(batches, q_after, strict=True)])
+        firsts = [self.first_target_row(b) for b in batches]
+        q_after = target_q_many(target, batches, firsts)
+        online_after = ([q[first:].detach() for (q,), first in zip(outputs, firsts, strict=True)]
+                        if self.double_q else [None] * len(batches))
+        y = join([self.targets_from(b, q, online) for b, q, online
+                  in zip(batches, q_after, online_after, strict=True)])
         loss = (y - taken).pow(2).sum()
         return loss, {"loss": loss.item(), "q_mean": float(taken.detach().mean()),
                       "epsilon": self.epsilon_now}
@@ -139,16 +155,18 @@ class ValueBased:
 class OneStepQ(ValueBased):
     config = OneStepQConfig
 
-    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
-        return one_step_targets(batch.rewards, batch.terminals, q_after.max(-1).values,
-                                self.cfg.gamma)
+    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor,
+                     online_after: torch.Tensor | None) -> torch.Tensor:
+        return one_step_targets(batch.rewards, batch.terminals,
+                                state_values(q_after, online_after), self.cfg.gamma)
 
 
 class OneStepSarsa(ValueBased):
     config = OneStepSarsaConfig
     needs_next_action = True
 
-    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
+    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor,
+                     online_after: torch.Tensor | None) -> torch.Tensor:
         steps = batch.steps
         # a' for the last step is the one the next segment starts with (0 after a terminal,
         # where it is never used)
@@ -162,14 +180,35 @@ class OneStepSarsa(ValueBased):
 class NStepQ(ValueBased):
     config = NStepQConfig
 
+    def __init__(self, algo_cfg: Any, generator: torch.Generator) -> None:
+        super().__init__(algo_cfg, generator)
+        # below 1, every state after a step is mixed into the targets, not only the last
+        self.lambda_return = float(getattr(algo_cfg, "lambda_return", 1.0))
+
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:
         return int(algo_cfg.t_max)
 
+    def describe(self) -> str:
+        lam = f", lambda-returns {self.lambda_return}" if self.lambda_return < 1 else ""
+        return super().describe() + lam
+
     def first_target_row(self, batch: SegmentBatch) -> int:
+        if self.lambda_return < 1.0:
+            return 1
         # past the last state after a terminal: the return bootstraps 0, no target value
         return batch.steps + 1 if batch.terminals[-1] else batch.steps
 
-    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor) -> torch.Tensor:
-        bootstrap = torch.zeros(1) if batch.terminals[-1] else q_after[-1]
+    def targets_from(self, batch: SegmentBatch, q_after: torch.Tensor,
+                     online_after: torch.Tensor | None) -> torch.Tensor:
+        if self.lambda_return < 1.0:
+            return lambda_q_targets(batch.rewards, batch.terminals,
+                                    state_values(q_after, online_after), self.cfg.gamma,
+                                    self.lambda_return)
+        if batch.terminals[-1]:
+            bootstrap = torch.zeros(1)
+        elif online_after is not None:  # one value: the max below hands it back
+            bootstrap = state_values(q_after[-1:], online_after[-1:])
+        else:
+            bootstrap = q_after[-1]
         return nstep_q_targets(batch.rewards, batch.terminals, bootstrap, self.cfg.gamma)

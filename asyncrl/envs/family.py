@@ -60,6 +60,10 @@ def _nothing(env: Any) -> None:
     return None
 
 
+def _unknown(env: Any) -> bool | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Family:
     """One environment family, as the config checks, the workers and the report see it.
@@ -85,6 +89,9 @@ class Family:
     check_available: Callable[[Any], None] = _nothing
     # the network chooses discrete or continuous actions (TORCS drives either way)
     network_picks_actions: bool = False
+    # whether observations are image stacks (C, H, W); None: not known before one is made
+    # (an option for images is then refused when the network is built, not by the checks)
+    observes_images: Callable[[Any], bool | None] = _unknown
 
     def name_in_errors(self, env: Any) -> str:
         return (self.describe or self.label)(env)

@@ -22,7 +22,10 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
     if shape is None:
         raise ValueError("observation space has no shape")
     if len(shape) == 3:
-        return ConvTorso(shape, hidden=net_cfg.hidden, centre_input=net_cfg.centre_input)
+        return ConvTorso(shape, hidden=net_cfg.hidden, centre_input=net_cfg.centre_input,
+                         spatial_softmax=bool(getattr(net_cfg, "spatial_softmax", False)))
+    if getattr(net_cfg, "spatial_softmax", False):
+        raise ValueError(f"network.spatial_softmax needs image observations, got shape {shape}")
     if len(shape) == 1:
         return MLPTorso(shape[0], layers=list(net_cfg.mlp_layers), hidden=net_cfg.hidden,
                         activation=net_cfg.mlp_activation)
@@ -51,6 +54,7 @@ def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space,
     if cfg.network.name == "lstm":
         core = LSTMCore(int(torso.output_size), cfg.network.lstm_size)  # type: ignore[arg-type]
     if head == "q":
-        return QNetwork(torso, int(action_space.n), core)
+        return QNetwork(torso, int(action_space.n), core,
+                        dueling=bool(getattr(cfg.network, "dueling", False)))
     return ActorCritic(torso, int(action_space.n), core,
                        policy_init_scale=cfg.network.policy_init_scale)

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from asyncrl.nets.distributions import CategoricalPolicy
+from asyncrl.nets.dueling import DuelingHead
 from asyncrl.nets.recurrent import LSTMCore, LSTMState
 
 
@@ -93,8 +94,13 @@ class ActorCritic(AgentNetwork):
 class QNetwork(AgentNetwork):
     """``forward(obs, state) -> (Q (B, A), state)``: one linear output per action (Supp. 8)."""
 
-    def __init__(self, torso: nn.Module, num_actions: int, core: LSTMCore | None = None) -> None:
+    def __init__(self, torso: nn.Module, num_actions: int, core: LSTMCore | None = None,
+                 dueling: bool = False) -> None:
         super().__init__(torso, core)
+        self.q: nn.Module
+        if dueling:  # value and advantage streams (nets/dueling.py)
+            self.q = DuelingHead(self.feature_size, num_actions)
+            return
         self.q = nn.Linear(self.feature_size, num_actions)
         with torch.no_grad():
             self.q.bias.zero_()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from asyncrl.nets.spatial_softmax import SpatialSoftmax
+
 FIRING_BIAS = 0.1
 
 
@@ -34,20 +36,22 @@ class ConvTorso(nn.Module):
     flat background an uncentred input makes every first-layer unit's gradient one-signed
     across its weights, so one update shifts its response at every position together
     (Pong, lr 3e-3: 1 % of the first layer still responding after 600k frames).
+
+    With ``spatial_softmax`` the fc layer reads each last-conv channel's expected (x, y)
+    (64 numbers) instead of the flattened maps (2,592 on Atari).
     """
 
     def __init__(self, input_shape: tuple[int, ...], hidden: int = 256,
-                 centre_input: bool = False) -> None:
+                 centre_input: bool = False, spatial_softmax: bool = False) -> None:
         super().__init__()
         self.centre_input = centre_input
         channels, height, width = input_shape
-        self.conv = nn.Sequential(
-            nn.Conv2d(channels, 16, kernel_size=8, stride=4),
-            nn.ReLU(),
-            nn.Conv2d(16, 32, kernel_size=4, stride=2),
-            nn.ReLU(),
-            nn.Flatten(),
-        )
+        convs = [nn.Conv2d(channels, 16, kernel_size=8, stride=4), nn.ReLU(),
+                 nn.Conv2d(16, 32, kernel_size=4, stride=2), nn.ReLU()]
+        with torch.no_grad():
+            maps = nn.Sequential(*convs)(torch.zeros(1, channels, height, width)).shape
+        last: nn.Module = SpatialSoftmax(maps[2], maps[3]) if spatial_softmax else nn.Flatten()
+        self.conv = nn.Sequential(*convs, last)
         with torch.no_grad():
             flat = self.conv(torch.zeros(1, channels, height, width)).shape[1]
         self.fc = nn.Sequential(nn.Linear(flat, hidden), nn.ReLU())

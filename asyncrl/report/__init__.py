@@ -19,6 +19,7 @@ import numpy as np
 
 from asyncrl.errors import UserError
 from asyncrl.report import figures
+from asyncrl.report.grouping import group_runs
 from asyncrl.report.metrics import (
     best_k,
     human_normalised,
@@ -38,13 +39,6 @@ def read_data_csv(name: str, key: str = "game") -> dict[str, dict[str, str]]:
     text = resources.files("asyncrl.data").joinpath(name).read_text()
     rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
     return {row[key]: row for row in rows}
-
-
-def group_runs(runs: list[Run], ignore: tuple[str, ...] = ()) -> dict[str, list[Run]]:
-    groups: dict[str, list[Run]] = defaultdict(list)
-    for run in runs:
-        groups[run.experiment(ignore)].append(run)
-    return dict(sorted(groups.items()))
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:

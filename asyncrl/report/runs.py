@@ -1,8 +1,9 @@
 """Finding run directories under a path and reading what each left.
 
 A run directory holds ``config.yaml`` and ``episodes.csv`` (and, from runs of this version
-on, ``status.json``). Runs are grouped by everything but ``lr`` and ``seed``: the runs of
-one group are one sweep, the paper's unit of comparison.
+on, ``status.json``). Runs are grouped by everything but ``lr``, ``seed`` and the other keys
+of ``VARYING`` (``grouping.py``): the runs of one group are one sweep, the paper's unit of
+comparison.
 """
 
 from __future__ import annotations

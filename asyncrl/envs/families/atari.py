@@ -66,6 +66,7 @@ FAMILY = Family(
     name="atari", schema=AtariEnvConfig, make=make,
     label=lambda env: f"atari/{env.game}",
     describe=lambda env: str(env.game),
+    observes_images=lambda env: True,
     continuous_actions=lambda env: False,
     episode_step_limit=lambda env: int(env.max_episode_frames // env.frame_skip),
     check=check,

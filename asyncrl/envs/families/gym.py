@@ -179,6 +179,7 @@ FAMILY = Family(
     label=lambda env: f"gym/{env.id}",
     describe=lambda env: str(env.id),
     continuous_actions=lambda env: _described(env)[1] == "continuous",
+    observes_images=lambda env: _described(env)[0] == "image",
     episode_step_limit=episode_step_limit,
     check_available=check_available,
 )

@@ -69,6 +69,7 @@ def check(env: Any) -> None:
 FAMILY = Family(
     name="maze", schema=MazeEnvConfig, make=make,
     label=lambda env: f"maze/{env.level}",
+    observes_images=lambda env: True,
     continuous_actions=lambda env: False,
     episode_step_limit=lambda env: int(round(env.episode_seconds * env.fps / env.frame_skip)),
     check=check,

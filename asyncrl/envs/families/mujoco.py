@@ -65,6 +65,7 @@ FAMILY = Family(
     name="mujoco", schema=MujocoEnvConfig, make=make,
     label=lambda env: f"mujoco/{env.id}",
     describe=lambda env: str(env.id),
+    observes_images=lambda env: False,
     continuous_actions=lambda env: True,
     episode_step_limit=episode_step_limit,
     check=check, check_available=check_available,

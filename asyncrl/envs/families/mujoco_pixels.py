@@ -63,6 +63,7 @@ FAMILY = Family(
     name="mujoco_pixels", schema=MujocoPixelsEnvConfig, make=make,
     label=lambda env: f"mujoco_pixels/{env.domain}/{env.task}",
     describe=lambda env: f"{env.domain}/{env.task} from pixels",
+    observes_images=lambda env: True,
     continuous_actions=lambda env: True,
     episode_step_limit=episode_step_limit,
     check=check, check_available=check_available,

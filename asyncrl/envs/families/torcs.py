@@ -55,6 +55,7 @@ def episode_step_limit(env: Any) -> int | None:
 FAMILY = Family(
     name="torcs", schema=TorcsEnvConfig, make=make,
     label=lambda env: f"torcs/{env.setting}",
+    observes_images=lambda env: True,
     continuous_actions=lambda env: bool(env.policy_network == "gaussian"),
     episode_step_limit=episode_step_limit,
     check=check, network_picks_actions=True,

@@ -1,0 +1,45 @@
+"""Checks of the options beyond the paper (docs/options.md): each value's range, and the
+combinations that cannot work. Keys an algorithm or network does not take at all are
+refused when the config composes, with the reason its schema gives (``refused``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asyncrl.errors import UserError
+
+# a segment holds t_max + 1 observations: on Atari 6 x 28 KB, so 10,000 segments are
+# ~170 MB per worker; the cap keeps a typo from asking for the machine's whole memory
+MAX_REPLAY_CAPACITY = 100_000
+MAX_REPLAY_RATIO = 16  # each replayed segment costs a forward and backward like a new one
+
+
+def check_options(cfg: Any, observes_images: bool | None) -> None:
+    """Raise UserError for an option's impossible value or combination."""
+    for key in ("gae_lambda", "lambda_return"):
+        value = getattr(cfg.algo, key, 1.0)
+        if not 0.0 <= value <= 1.0:
+            raise UserError(f"algo.{key}={value}: must lie in [0, 1] (1 is the paper's "
+                            "n-step return)")
+    _check_replay(cfg.algo)
+    if getattr(cfg.network, "dueling", False) and cfg.algo.name == "a3c":
+        raise UserError("network.dueling=true splits a Q head into value and advantage "
+                        "streams; algo=a3c has a policy and a value head instead. Use a "
+                        "value-based algo (one_step_q, one_step_sarsa, nstep_q)")
+    if getattr(cfg.network, "spatial_softmax", False) and observes_images is False:
+        raise UserError("network.spatial_softmax=true reads the positions of features in an "
+                        "image, and this environment's observations are vectors")
+
+
+def _check_replay(algo: Any) -> None:
+    capacity, ratio = getattr(algo, "replay_capacity", 0), getattr(algo, "replay_ratio", 0)
+    if not 0 <= capacity <= MAX_REPLAY_CAPACITY:
+        raise UserError(f"algo.replay_capacity={capacity}: must lie in "
+                        f"[0, {MAX_REPLAY_CAPACITY:,}] segments per worker (0: no replay)")
+    if not 0 <= ratio <= MAX_REPLAY_RATIO:
+        raise UserError(f"algo.replay_ratio={ratio}: must lie in [0, {MAX_REPLAY_RATIO}] "
+                        "replayed segments per on-policy one")
+    if (capacity == 0) != (ratio == 0):
+        raise UserError(f"algo.replay_capacity={capacity} with algo.replay_ratio={ratio}: "
+                        "replay needs both, a memory and segments replayed from it (or "
+                        "neither)")

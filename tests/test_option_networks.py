@@ -1,0 +1,76 @@
+"""The dueling head and spatial softmax on hand-worked numbers, and how the config builds
+them into the networks."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from gymnasium.spaces import Box, Discrete
+
+from asyncrl.nets import build_model
+from asyncrl.nets.dueling import DuelingHead, dueling_q
+from asyncrl.nets.spatial_softmax import SpatialSoftmax
+from tests.conftest import compose
+
+IMAGES = Box(0, 255, (4, 84, 84), dtype="uint8")
+
+
+def test_dueling_adds_the_value_to_mean_subtracted_advantages():
+    value = torch.tensor([[1.0], [-2.0]])
+    advantages = torch.tensor([[2.0, 4.0, 0.0], [1.0, 1.0, 1.0]])
+    # row 0: mean A = 2, so Q = 1 + (0, 2, -2); row 1: equal advantages leave Q = V
+    assert dueling_q(value, advantages).tolist() == [[1.0, 3.0, -1.0], [-2.0, -2.0, -2.0]]
+
+
+def test_a_dueling_networks_mean_q_is_its_value_stream():
+    torch.manual_seed(0)
+    model = build_model(compose("algo=nstep_q", "network.dueling=true"), IMAGES, Discrete(6),
+                        "q")
+    assert isinstance(model.q, DuelingHead)
+    obs = torch.randint(0, 255, (3, 4, 84, 84), dtype=torch.uint8)
+    q, _ = model(obs)
+    features, _ = model.features(obs, None)
+    assert torch.allclose(q.mean(-1), model.q.value(features).squeeze(-1), atol=1e-5)
+
+
+def test_spatial_softmax_of_a_one_hot_map_by_hand():
+    # 2x2 map, 1 at row 0, column 1: weights e/(e+3) there and 1/(e+3) elsewhere, at
+    # x = -1, 1, -1, 1 and y = -1, -1, 1, 1 (row by row)
+    maps = torch.tensor([[[[0.0, 1.0], [0.0, 0.0]]]])
+    e = math.e
+    assert SpatialSoftmax(2, 2)(maps).tolist()[0] == pytest.approx(
+        [(e - 1) / (e + 3), (1 - e) / (e + 3)])
+
+
+def test_a_sharp_one_hot_lands_on_its_position():
+    maps = torch.zeros(1, 2, 3, 5)
+    maps[0, 0, 2, 1] = 100.0  # channel 0 at row 2, column 1: x = -0.5, y = 1
+    maps[0, 1, 0, 4] = 100.0  # channel 1 at row 0, column 4: x = 1, y = -1
+    # every x, then every y
+    assert SpatialSoftmax(3, 5)(maps).tolist()[0] == pytest.approx([-0.5, 1.0, 1.0, -1.0])
+
+
+@pytest.mark.parametrize(("network", "algo", "head"), [("ff", "a3c", "actor_critic"),
+                                                       ("lstm", "nstep_q", "q")])
+def test_spatial_softmax_feeds_the_fc_layer_two_numbers_per_channel(network, algo, head):
+    cfg = compose(f"network={network}", f"algo={algo}", "network.spatial_softmax=true")
+    model = build_model(cfg, IMAGES, Discrete(6), head)
+    assert model.torso.fc[0].in_features == 2 * 32
+    out = model(torch.zeros(2, 4, 84, 84, dtype=torch.uint8))
+    assert out[0].shape == (2, 6)
+
+
+def test_spatial_softmax_is_refused_for_vector_observations():
+    cfg = compose("env=classic/cartpole", "network.spatial_softmax=true")
+    with pytest.raises(ValueError, match="needs image observations"):
+        build_model(cfg, Box(-1, 1, (4,)), Discrete(2), "actor_critic")
+
+
+def test_the_default_networks_keep_their_parameter_names():
+    # checkpoints of runs made before the options load into today's default networks
+    model = build_model(compose("algo=nstep_q"), IMAGES, Discrete(6), "q")
+    names = set(model.state_dict())
+    assert {"torso.conv.0.weight", "torso.conv.2.weight", "torso.fc.0.weight",
+            "q.weight", "q.bias"} <= names
