@@ -153,8 +153,11 @@ def test_every_algorithm_trains_with_several_environments_per_worker(workdir, al
     assert "3 environments per worker" in (run_dir / "asyncrl.log").read_text()
     episodes = _rows(run_dir / "episodes.csv")
     assert {r["worker"] for r in episodes} == {"0", "1"}
-    assert sum(int(r["episode_frames"]) for r in episodes) <= int(float(episodes[-1]["frames"]))
-    assert torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"] >= 3000
+    final_t = torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"]
+    # the episodes' frames are all inside T; the last row's T need not be the largest, since
+    # the two workers' rows arrive in any order
+    assert sum(int(r["episode_frames"]) for r in episodes) <= final_t
+    assert final_t >= 3000
 
 
 def test_pong_trains_with_two_environments_per_worker(workdir):
