@@ -8,8 +8,8 @@ import torch
 
 from asyncrl.algos import A3C, NStepQ, OneStepQ, SegmentBatch
 from asyncrl.algos.q_targets import state_values
-from asyncrl.nets.distributions import CategoricalPolicy
 from tests.conftest import compose
+from tests.test_a3c_loss import TableActorCritic
 from tests.test_q_targets import TARGET, TableQ
 
 # theta' of test_q_targets with s_3's preference turned round, so that in every state after
@@ -68,21 +68,6 @@ def test_nstep_lambda_returns_mix_in_every_state_after_a_step():
 
 def test_nstep_lambda_one_is_the_paper_return():
     assert _targets(NStepQ, "algo.lambda_return=1.0") == _targets(NStepQ)
-
-
-class TableActorCritic(torch.nn.Module):
-    """Uniform logits and V(s) = VALUES[s]: the value loss shows the returns used."""
-
-    recurrent = False
-    distribution = CategoricalPolicy()
-
-    def __init__(self, values):
-        super().__init__()
-        self.values = torch.nn.Parameter(torch.tensor(values))
-
-    def forward(self, obs, state=None):
-        rows = obs.long().view(-1)
-        return torch.zeros(len(rows), 2), self.values[rows], state
 
 
 @pytest.mark.parametrize(("gae_lambda", "advantages"), [
