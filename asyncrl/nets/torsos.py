@@ -49,11 +49,12 @@ class ConvTorso(nn.Module):
         convs = [nn.Conv2d(channels, 16, kernel_size=8, stride=4), nn.ReLU(),
                  nn.Conv2d(16, 32, kernel_size=4, stride=2), nn.ReLU()]
         with torch.no_grad():
-            maps = nn.Sequential(*convs)(torch.zeros(1, channels, height, width)).shape
-        last: nn.Module = SpatialSoftmax(maps[2], maps[3]) if spatial_softmax else nn.Flatten()
+            maps = nn.Sequential(*convs)(torch.zeros(1, channels, height, width))
+        last: nn.Module = (SpatialSoftmax(maps.shape[2], maps.shape[3]) if spatial_softmax
+                           else nn.Flatten())
         self.conv = nn.Sequential(*convs, last)
         with torch.no_grad():
-            flat = self.conv(torch.zeros(1, channels, height, width)).shape[1]
+            flat = last(maps).shape[1]  # the last layer alone: the convs' maps are at hand
         self.fc = nn.Sequential(nn.Linear(flat, hidden), nn.ReLU())
         self.output_size = hidden
         init_for_nonnegative_inputs(self)
