@@ -13,7 +13,9 @@ import contextlib
 import multiprocessing
 import platform
 import queue
+import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +31,7 @@ from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
 from asyncrl.launcher import build_shared_state
 from asyncrl.pool import START_METHOD, ProcessPool
+from asyncrl.startup import first_frame_phases
 from asyncrl.worker import WorkerSpec, build_worker_parts, learning_step
 
 WARMUP_S = 5.0
@@ -250,7 +253,43 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
 MAZE_LEVELS = ("small", "medium", "large")
 MUJOCO_TASKS = ("inverted_pendulum", "hopper")
 TORCS_SETTINGS = ("slow_car", "fast_car_bots")
-SECTIONS = ("atari", "maze", "mujoco", "torcs")
+SECTIONS = ("atari", "maze", "mujoco", "torcs", "startup")
+STARTUP_RUNS = 3
+
+
+def startup_times(overrides: list[str], runs: int = STARTUP_RUNS) -> list[dict[str, float]]:
+    """The first-frame line of ``runs`` short runs of the CLI, each in a fresh process as a
+    user's command is (so the interpreter, the imports and spawning the workers count)."""
+    found = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_dir = Path(tmp) / "run"
+            subprocess.run([sys.executable, "-m", "asyncrl", "total_frames=20_000",
+                            "log.progress=false", f"hydra.run.dir={run_dir}", *overrides],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            phases = first_frame_phases((run_dir / "asyncrl.log").read_text())
+        if phases is None:
+            raise RuntimeError("the run's log has no first-frame line (is /proc readable?)")
+        found.append(phases)
+        print(f"first frame {phases['total']:.1f} s after the command", flush=True)
+    return found
+
+
+def startup_markdown(found: list[dict[str, float]], overrides: list[str], command: str) -> str:
+    phases = [name for name in found[0] if name != "total"]
+    shown = " ".join(["asyncrl", *overrides]) if overrides else "asyncrl"
+    return "\n".join(_table_section(
+        "Startup: seconds from the command to the first frame",
+        f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}. "
+        f"Command: {command}. `{shown}` started {len(found)} times as a fresh process "
+        "(`total_frames=20_000`, the launcher's own clock against the process's start "
+        "time from the kernel). Phases: Python, the imports and composing the config; "
+        "building the shared model and optimizer; the run directory with its T = 0 "
+        "checkpoint; spawning the workers until T moves (they import torch and make their "
+        "environments in parallel, beside the evaluator's own start).",
+        ["run", "first frame (s)", *phases],
+        [[str(i + 1), f"{row['total']:.1f}", *(f"{row[p]:.1f}" for p in phases)]
+         for i, row in enumerate(found)]))
 
 
 def other_domains(workers: list[int], seconds: float,
@@ -424,7 +463,9 @@ def main(argv: list[str] | None = None) -> None:
         rows, phases, peer = run(args.workers, args.algos, args.seconds, args.overrides,
                                  args.envs_per_worker)
         text += markdown(rows, phases, args.seconds, command, peer) + "\n"
-    others = tuple(s for s in args.sections if s != "atari")
+    if "startup" in args.sections:
+        text += startup_markdown(startup_times(args.overrides), args.overrides, command) + "\n"
+    others = tuple(s for s in args.sections if s not in ("atari", "startup"))
     if others:
         text += other_domains_markdown(other_domains(args.workers, args.seconds, others),
                                        args.seconds, command)

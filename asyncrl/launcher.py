@@ -38,6 +38,7 @@ from asyncrl.recorder import Recorder
 from asyncrl.run_status import write_status
 from asyncrl.seeding import seed_everything
 from asyncrl.shared import SharedState
+from asyncrl.startup import StartupClock
 from asyncrl.supervisor import GiveUp, Kill, Supervisor, describe_exit
 from asyncrl.trackers import open_trackers
 from asyncrl.worker import LOOP_METRICS
@@ -91,8 +92,11 @@ class Launcher:
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.generation = 0
+        self.startup = StartupClock()
+        self.startup.mark("imports and config")
         seed_everything(cfg.seed)
         self.shared = build_shared_state(cfg)
+        self.startup.mark("model")
         if resume_from is not None:
             self._restore(resume_from)
         self.recorder: Recorder | None = None
@@ -217,12 +221,16 @@ class Launcher:
         self._drain(pool.queue, timeout=0.0)
 
     def _run_processes(self, sup: Supervision, pool: ProcessPool) -> None:
+        self.startup.mark("run directory")
         for slot in range(self.cfg.workers):
             self._start_worker(sup, pool, slot)
         if self.cfg.eval.episodes > 0:
             pool.start_evaluator()
+        frames_at_start = self.shared.total_frames()
         while True:
             self._drain(pool.queue, timeout=0.2, sup=sup)
+            if not self.startup.done and self.shared.total_frames() > frames_at_start:
+                self._first_frame()
             if self.shared.total_frames() >= self.cfg.total_frames:
                 return
             self._supervise(sup, pool)
@@ -230,6 +238,13 @@ class Launcher:
             if alive == 0:
                 return  # every worker finished on its own
             self._periodic(alive)
+
+    def _first_frame(self) -> None:
+        self.startup.mark("workers' start")
+        self.startup.done = True
+        said = self.startup.report()
+        if said is not None:
+            log.info("%s", said)
 
     def _child_output(self) -> str | None:
         """Where children write what is not a log record: a file while the panel is live."""

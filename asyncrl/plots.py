@@ -5,12 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import matplotlib
-
 from asyncrl.recorder import complete_lines
-
-matplotlib.use("Agg")  # runs write PNGs on machines with no display
-import matplotlib.pyplot as plt  # noqa: E402
 
 
 def read_columns(path: Path, columns: list[str]) -> dict[str, list[float]]:
@@ -44,6 +39,12 @@ def plot_learning_curve(run_dir: Path, title: str, window: int = 20) -> Path | N
     order = sorted(range(len(episodes["frames"])), key=episodes["frames"].__getitem__)
     frames = [episodes["frames"][i] / 1e6 for i in order]
     scores = [episodes["score"][i] for i in order]
+    # imported here: matplotlib costs ~0.3 s, and a run only draws when it ends
+    import matplotlib
+
+    matplotlib.use("Agg")  # runs write PNGs on machines with no display
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(frames, scores, ".", alpha=0.25, color="tab:blue", label="training episode")
     ax.plot(frames, rolling_mean(scores, window), color="tab:blue",

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from asyncrl.startup import first_frame_phases
 from tests.conftest import CONF, QUICK, cli_env, compose, run_cli
 
 # Pong with a short episode cap, so that a few thousand frames finish several episodes
@@ -50,6 +51,10 @@ def test_two_workers_write_everything_a_run_leaves(workdir):
     assert read_rows(run_dir / "eval.csv")
     assert checkpoint_frames(run_dir) >= 8000
     assert "workers: 2" in (run_dir / "config.yaml").read_text()
+    # the launcher says how long the first frame took, phase by phase, and the phases add up
+    startup = first_frame_phases((run_dir / "asyncrl.log").read_text())
+    assert startup is not None and 0 < startup["total"] < 120
+    assert abs(sum(v for k, v in startup.items() if k != "total") - startup["total"]) < 0.3
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
