@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing
 import platform
 import queue
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,15 @@ import gymnasium as gym
 import torch
 
 from asyncrl.algos import algorithm_classes
+from asyncrl.bench_learning import (
+    LEARNING_SETTINGS,
+    SB3_ENVS,
+    SB3_FRAME_SKIP,
+    SB3_GAME,
+    learning_rows,
+    learning_text,
+    table_cells,
+)
 from asyncrl.cli import compose_config
 from asyncrl.config import register_schemas
 from asyncrl.envs import frames_per_step, make_env
@@ -164,9 +174,6 @@ def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
     return {name: value / elapsed for name, value in spent.items()}
 
 
-SB3_ENVS = 16
-SB3_GAME = "PongNoFrameskip-v4"
-SB3_FRAME_SKIP = 4  # its AtariWrapper repeats each action for 4 frames, as ours does
 
 
 def sb3_a2c_fps(seconds: float, envs: int = SB3_ENVS) -> float | None:
@@ -253,7 +260,8 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
 MAZE_LEVELS = ("small", "medium", "large")
 MUJOCO_TASKS = ("inverted_pendulum", "hopper")
 TORCS_SETTINGS = ("slow_car", "fast_car_bots")
-SECTIONS = ("atari", "maze", "mujoco", "torcs", "startup")
+SECTIONS = ("atari", "maze", "mujoco", "torcs", "startup", "learning")
+DEFAULT_SECTIONS = ("atari", "maze", "mujoco", "torcs", "startup")  # learning takes an hour
 STARTUP_RUNS = 3
 
 
@@ -345,7 +353,7 @@ def _table_section(title: str, text: str, columns: list[str], rows: list[list[st
 
 def command_line(args: list[str]) -> str:
     """How the run that writes a section was started, as a reader would type it again."""
-    text = " ".join(["python -m asyncrl.bench", *args])
+    text = " ".join(["python -m asyncrl.bench", shlex.join(args)]).rstrip()
     return f"`{text}` (what `nox -s bench` runs)" if not args else f"`{text}`"
 
 
@@ -451,8 +459,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--envs-per-worker", type=int, nargs="+", default=[1, 4, 8, 16],
                         help="A3C rows with each number of environments per worker")
     parser.add_argument("--output", type=Path, default=Path("docs/benchmarks.md"))
-    parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS,
-                        help="what to measure; the output file keeps the sections not measured")
+    parser.add_argument("--sections", nargs="+", default=list(DEFAULT_SECTIONS),
+                        choices=SECTIONS, help="what to measure; the output file keeps the "
+                        "sections not measured (learning: time to a Pong score, about an hour)")
+    parser.add_argument("--learning-settings", nargs="+", default=list(LEARNING_SETTINGS),
+                        help="the learning section's settings, each one quoted string of "
+                             "overrides")
+    parser.add_argument("--learning-targets", type=float, nargs="+", default=[-10.0, 0.0, 18.0],
+                        help="scores to time; runs stop at the highest")
+    parser.add_argument("--learning-frames", type=int, default=10_000_000,
+                        help="the learning section's frame cap per run")
+    parser.add_argument("--learning-out", type=Path, default=Path("outputs/bench_learning"),
+                        help="where the learning runs' directories go")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
     args = parser.parse_args(argv)
     # the command as given, not a guess: `nox -s bench -- --sections maze` must not say
@@ -465,7 +483,18 @@ def main(argv: list[str] | None = None) -> None:
         text += markdown(rows, phases, args.seconds, command, peer) + "\n"
     if "startup" in args.sections:
         text += startup_markdown(startup_times(args.overrides), args.overrides, command) + "\n"
-    others = tuple(s for s in args.sections if s not in ("atari", "startup"))
+    if "learning" in args.sections:
+        rows = learning_rows(args.learning_settings, args.learning_targets,
+                             args.learning_frames, args.learning_out, args.overrides)
+        text += "\n".join(_table_section(
+            "Time to a score: Pong, from the command",
+            f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}. "
+            f"Command: {command}. "
+            + learning_text(rows, args.learning_targets, args.learning_frames),
+            ["setting", *(f"{t:+g}" for t in args.learning_targets), "stopped at",
+             "frames/s"],
+            [table_cells(row) for row in rows])) + "\n"
+    others = tuple(s for s in args.sections if s not in ("atari", "startup", "learning"))
     if others:
         text += other_domains_markdown(other_domains(args.workers, args.seconds, others),
                                        args.seconds, command)

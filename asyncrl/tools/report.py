@@ -3,6 +3,7 @@
     asyncrl-report multirun/2026-11-26/10-00-00               # one sweep
     asyncrl-report multirun/opt_* --out reports/optimizers    # several, overlaid by rank
     asyncrl-report multirun/pong_sweep --status               # progress of a sweep
+    asyncrl-report outputs/pong_* --time-to -10 0 18           # frames and minutes to each
 
 Writes into ``--out`` (default: ``DIR/report``): ``report.md`` and the PNGs it shows.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from asyncrl.errors import UserError
 from asyncrl.report import build_report, find_runs, status_table
+from asyncrl.report.time_to_score import time_to_table
 from asyncrl.tools import run_tool
 
 
@@ -30,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="score whose time-to-reach gives the worker speed-up")
     parser.add_argument("--status", action="store_true",
                         help="print each run's status instead of writing a report")
+    parser.add_argument("--time-to", type=float, nargs="+", metavar="SCORE",
+                        help="print when each run's mean of --window episodes first reached "
+                             "each SCORE: frames, and minutes from the command")
     args = parser.parse_args(argv)
     return run_tool("asyncrl-report", lambda: _report(args))
 
@@ -42,6 +47,13 @@ def _report(args: argparse.Namespace) -> int:
         raise UserError("--top-k and --window must be at least 1")
     if args.status:
         print(status_table(find_runs(args.dirs)))
+        return 0
+    if args.time_to:
+        # runs still going count too: how far one has got is what a user polls for
+        found = sorted({f.parent for d in args.dirs for f in d.rglob("episodes.csv")})
+        if not found:
+            raise UserError(f"no episodes.csv under {', '.join(map(str, args.dirs))}")
+        print(time_to_table(found, args.time_to, args.window))
         return 0
     out = args.out or args.dirs[0] / "report"
     report = build_report(args.dirs, out, args.top_k, args.window, args.reference)

@@ -1,0 +1,161 @@
+"""Time to a score: how long the real command takes to reach a Pong score, beside SB3 A2C.
+
+What a user feels is not frames/s but the minutes until the agent plays well. Each setting
+runs the CLI as a user would (a fresh process, the main job's lr schedule), polled until the
+mean of the last 20 training episodes reaches the target, then stopped with SIGINT; the
+minutes count from the command. Stable-Baselines3's A2C gets the same target and frame cap
+in the same bench run, its clock started before its imports.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from asyncrl.report.runs import read_episodes
+from asyncrl.report.time_to_score import Reached, first_reached, run_time_to_scores
+
+SB3_ENVS = 16
+SB3_GAME = "PongNoFrameskip-v4"
+SB3_FRAME_SKIP = 4  # its AtariWrapper repeats each action for 4 frames, as ours does
+LEARNING_SETTINGS = ("envs_per_worker=1", "envs_per_worker=16")
+POLL_S = 5.0
+
+
+@dataclass
+class LearningRow:
+    setting: str
+    reached: list[Reached]
+    frames: int  # where the run stopped
+    minutes: float  # from the command to the stop
+    run_dir: Path | None = None
+
+
+def _slug(setting: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", setting).strip("_") or "defaults"
+
+
+def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: Path,
+                 overrides: Sequence[str] = ()) -> LearningRow:
+    """The CLI with ``setting`` until its mean of 20 reaches ``max(targets)`` or T reaches
+    ``max_frames``."""
+    run_dir = out / _slug(setting)
+    command = [sys.executable, "-m", "asyncrl", "env=atari/pong", f"total_frames={max_frames}",
+               "lr_anneal_frames=40_000_000", "log.progress=false", f"hydra.run.dir={run_dir}",
+               *overrides, *setting.split()]
+    started = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while proc.poll() is None:
+            time.sleep(POLL_S)
+            episodes = run_dir / "episodes.csv"
+            if episodes.exists() and run_time_to_scores(run_dir, [max(targets)])[0].frames:
+                proc.send_signal(signal.SIGINT)  # a checkpoint, as Ctrl-C leaves
+                proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    minutes = (time.monotonic() - started) / 60
+    frames = read_episodes(run_dir / "episodes.csv")[0]
+    print(f"{setting}: stopped at T={int(frames[-1]) if len(frames) else 0:,} after "
+          f"{minutes:.1f} min", flush=True)
+    return LearningRow(setting, run_time_to_scores(run_dir, targets),
+                       int(frames[-1]) if len(frames) else 0, minutes, run_dir)
+
+
+def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
+                     ) -> LearningRow | None:
+    """SB3 A2C (its defaults, 16 environments) until the same target or frame cap; None
+    when SB3 is not installed."""
+    started = time.monotonic()  # before the imports: they are part of a user's wait
+    try:
+        import ale_py
+        import gymnasium as gym
+        from stable_baselines3 import A2C
+        from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.env_util import make_atari_env
+        from stable_baselines3.common.vec_env import VecFrameStack
+    except ImportError:
+        return None
+    gym.register_envs(ale_py)
+    frames: list[int] = []
+    hours: list[float] = []
+    scores: list[float] = []
+    goal = max(targets)
+
+    def reached_goal() -> bool:
+        hit = first_reached(np.array(frames), np.array(hours), np.array(scores), [goal],
+                            window)
+        return hit[0].frames is not None
+
+    class Watch(BaseCallback):  # type: ignore[misc]
+        def _on_step(self) -> bool:
+            now_frames = self.num_timesteps * SB3_FRAME_SKIP
+            ended = False
+            for info in self.locals["infos"]:
+                if "episode" in info:  # its Monitor: a whole game, all lives
+                    frames.append(now_frames)
+                    hours.append((time.monotonic() - started) / 3600)
+                    scores.append(float(info["episode"]["r"]))
+                    ended = True
+            return now_frames < max_frames and not (ended and reached_goal())
+
+    env = VecFrameStack(make_atari_env(SB3_GAME, n_envs=SB3_ENVS, seed=0), n_stack=4)
+    try:
+        model = A2C("CnnPolicy", env, verbose=0, seed=0)
+        model.learn(total_timesteps=10**12, callback=Watch())
+        stopped = model.num_timesteps * SB3_FRAME_SKIP
+    finally:
+        env.close()
+    minutes = (time.monotonic() - started) / 60
+    print(f"SB3 A2C: stopped at {stopped:,} frames after {minutes:.1f} min", flush=True)
+    return LearningRow(f"SB3 A2C, {SB3_ENVS} envs", first_reached(
+        np.array(frames), np.array(hours), np.array(scores), targets, window), stopped, minutes)
+
+
+def learning_rows(settings: Sequence[str], targets: Sequence[float], max_frames: int,
+                  out: Path, overrides: Sequence[str] = (), peer: bool = True
+                  ) -> list[LearningRow]:
+    out = out / f"{datetime.now():%Y-%m-%d_%H-%M-%S}"  # a second bench run starts fresh
+    rows = [run_to_score(s, targets, max_frames, out, overrides) for s in settings]
+    if peer:
+        row = sb3_a2c_to_score(targets, max_frames)
+        if row is None:
+            print("Stable-Baselines3 is not installed: no peer row (pip install 'asyncrl[bench]')")
+        else:
+            rows.append(row)
+    return rows
+
+
+def describe(reached: Reached) -> str:
+    if reached.frames is None or reached.minutes is None:
+        return "not reached"
+    return f"{reached.minutes:.1f} min ({reached.frames / 1e6:.2f}M)"
+
+
+def table_cells(row: LearningRow) -> list[str]:
+    return [f"`{row.setting}`" if not row.setting.startswith("SB3") else row.setting,
+            *(describe(r) for r in row.reached),
+            f"{row.frames / 1e6:.2f}M, {row.minutes:.1f} min",
+            f"{row.frames / (row.minutes * 60):,.0f}" if row.minutes > 0 else "-"]
+
+
+def learning_text(rows: Sequence[Any], targets: Sequence[float], max_frames: int) -> str:
+    return (f"The real command, `asyncrl env=atari/pong lr_anneal_frames=40_000_000 "
+            f"total_frames={max_frames:_}` with each setting below, run as a fresh process "
+            f"and stopped by SIGINT once the mean of the last 20 training episodes reached "
+            f"{max(targets):+g}; then SB3 A2C (its defaults, {SB3_ENVS} environments, "
+            f"`{SB3_GAME}`) with the same target and frame cap. Each cell: minutes from the "
+            "command (imports included) and frames, at the first mean of 20 at or above the "
+            "score. One seed each: on Pong, seeds of one setting differ by millions of "
+            "frames (docs/learning.md).")

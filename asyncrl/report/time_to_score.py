@@ -1,0 +1,82 @@
+"""When a run first reached a score: the frames, and the minutes from the command.
+
+The score is the mean of the last ``window`` training episodes, as the console shows it;
+it counts once ``window`` episodes have finished. The minutes count from the command, not
+from the first frame: a run's ``wall_time`` starts when its shared model is built, so the
+seconds before that (Python, imports, config) are added back from the launcher's
+first-frame line where the log has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from asyncrl.report.runs import read_episodes
+from asyncrl.startup import first_frame_phases
+
+BEFORE_THE_CLOCK = ("imports and config", "model")  # the phases before wall_time starts
+
+
+@dataclass(frozen=True)
+class Reached:
+    score: float
+    frames: int | None  # None: not reached
+    minutes: float | None
+
+
+def seconds_before_the_clock(log_text: str) -> float:
+    phases = first_frame_phases(log_text) or {}
+    return sum(phases.get(name, 0.0) for name in BEFORE_THE_CLOCK)
+
+
+def rolling_window_means(scores: np.ndarray, window: int) -> np.ndarray:
+    """The mean of each run of ``window`` consecutive episodes, ending at episode i."""
+    if len(scores) < window:
+        return np.empty(0)
+    sums = np.cumsum(np.concatenate([[0.0], scores]))
+    return (sums[window:] - sums[:-window]) / window
+
+
+def first_reached(frames: np.ndarray, hours: np.ndarray, scores: np.ndarray,
+                  targets: Sequence[float], window: int = 20, offset_s: float = 0.0
+                  ) -> list[Reached]:
+    means = rolling_window_means(scores, window)
+    found = []
+    for target in targets:
+        hit = np.nonzero(means >= target)[0]
+        if len(hit) == 0:
+            found.append(Reached(target, None, None))
+            continue
+        at = hit[0] + window - 1  # the episode that completed the first such window
+        found.append(Reached(target, int(frames[at]), (hours[at] * 3600 + offset_s) / 60))
+    return found
+
+
+def run_time_to_scores(run_dir: Path, targets: Sequence[float], window: int = 20
+                       ) -> list[Reached]:
+    frames, hours, scores = read_episodes(run_dir / "episodes.csv")
+    log = run_dir / "asyncrl.log"
+    offset = seconds_before_the_clock(log.read_text()) if log.exists() else 0.0
+    return first_reached(frames, hours, scores, targets, window, offset)
+
+
+def describe(reached: Reached, last_frames: int) -> str:
+    if reached.frames is None or reached.minutes is None:
+        return f"not by {last_frames / 1e6:.2f}M"
+    return f"{reached.frames / 1e6:.2f}M, {reached.minutes:.1f} min"
+
+
+def time_to_table(run_dirs: Sequence[Path], targets: Sequence[float], window: int = 20) -> str:
+    """A markdown table: per run, the frames and minutes to each target score."""
+    head = " | ".join(f"{t:+g}" for t in targets)
+    lines = [f"| run | frames | {head} |", "| --- | ---: |" + " ---: |" * len(targets)]
+    for run_dir in run_dirs:
+        frames = read_episodes(run_dir / "episodes.csv")[0]
+        last = int(frames[-1]) if len(frames) else 0
+        cells = [describe(r, last) for r in run_time_to_scores(run_dir, targets, window)]
+        lines.append(f"| {run_dir} | {last / 1e6:.2f}M | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,70 @@
+"""Time to a score: when a run's mean of the last N episodes first reached each target."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from asyncrl.bench_learning import run_to_score
+from asyncrl.report.time_to_score import (
+    first_reached,
+    rolling_window_means,
+    run_time_to_scores,
+    seconds_before_the_clock,
+    time_to_table,
+)
+from asyncrl.tools.report import main as report_main
+
+
+def test_window_means_by_hand():
+    means = rolling_window_means(np.array([1.0, 3.0, 5.0, 7.0]), 2)
+    assert means.tolist() == [2.0, 4.0, 6.0]
+    assert rolling_window_means(np.array([1.0]), 2).size == 0  # no full window yet
+
+
+def test_first_reached_counts_the_episode_that_completes_the_window():
+    frames = np.array([100, 200, 300, 400, 500])
+    hours = np.array([1, 2, 3, 4, 5]) / 60  # minute i at episode i
+    scores = np.array([-3.0, -1.0, 1.0, 3.0, -9.0])
+    # windows of 2: -2, 0, 2, -3; 0 is first reached by episodes 2-3, 2 by episodes 3-4
+    got = first_reached(frames, hours, scores, [0.0, 2.0, 2.5], window=2, offset_s=30)
+    assert [(r.frames, r.minutes) for r in got] == [(300, 3.5), (400, 4.5), (None, None)]
+
+
+def test_the_seconds_before_wall_time_come_from_the_first_frame_line():
+    log = ("first frame 4.5 s after the command (imports and config 1.9 s, model 0.1 s, "
+           "run directory 0.1 s, workers' start 2.4 s)\n")
+    assert seconds_before_the_clock(log) == pytest.approx(2.0)
+    assert seconds_before_the_clock("no such line\n") == 0.0
+
+
+def _write_run(run_dir, rows, log=""):
+    run_dir.mkdir(parents=True)
+    lines = ["worker,frames,wall_time,score,length"]
+    lines += [f"0,{f},{w},{s},10" for f, w, s in rows]
+    (run_dir / "episodes.csv").write_text("\n".join(lines) + "\n")
+    (run_dir / "asyncrl.log").write_text(log)
+
+
+def test_a_run_directory_and_the_report_table(tmp_path, capsys):
+    log = "first frame 9.0 s after the command (imports and config 6.0 s, model 0.0 s)\n"
+    # rows out of frame order, as two workers write them
+    _write_run(tmp_path / "a", [(2000, 120.0, 1.0), (1000, 60.0, -1.0), (3000, 180.0, 5.0)],
+               log)
+    # sorted: -1, 1, 5; windows of 2: 0 (at 2,000 frames, 120 s + 6 s), 3
+    got = run_time_to_scores(tmp_path / "a", [0.0, 3.0, 4.0], window=2)
+    assert [(r.frames, r.minutes) for r in got] == [(2000, 2.1), (3000, 3.1), (None, None)]
+    table = time_to_table([tmp_path / "a"], [0.0, 4.0], window=2)
+    assert "| 0.00M, 2.1 min | not by 0.00M |" in table
+    assert report_main([str(tmp_path), "--time-to", "0", "99", "--window", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "not by 0.00M" in out and str(tmp_path / "a") in out
+
+
+def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path):
+    # CartPole's random play scores ~20: a target of 10 is met by the 20th episode
+    row = run_to_score("workers=1", [5.0, 10.0], 200_000, tmp_path,
+                       ["env=classic/cartpole", "eval.episodes=0", "log.tensorboard=false"])
+    assert row.reached[1].frames is not None and row.reached[1].minutes > 0
+    assert row.frames < 200_000  # stopped by SIGINT, not by the cap
+    assert (row.run_dir / "checkpoints" / "last.pt").is_file()
