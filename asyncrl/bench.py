@@ -236,16 +236,19 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
                 "total_frames=1_000_000_000", *overrides]
         raw = raw_env_fps(compose_config(base, as_object=True), n, seconds)
         print(f"workers={n}: raw env {raw:,.0f} frames/s", flush=True)
-        runs = [(algo, 1) for algo in algos]
-        runs += [("a3c", k) for k in batched if "a3c" in algos]
-        for algo, k in runs:
-            cfg = compose_config([f"algo={algo}", f"envs_per_worker={k}", *base],
-                                 as_object=True)
+        runs = [(algo, 1, "fp32") for algo in algos]
+        runs += [("a3c", k, "fp32") for k in batched if "a3c" in algos]
+        # bf16 at the two ends of k: it slows a batch of one and pays only on larger ones
+        runs += [("a3c", k, "bf16") for k in sorted({1, *batched}) if "a3c" in algos
+                 and k in (1, max(batched, default=1))]
+        for algo, k, precision in runs:
+            cfg = compose_config([f"algo={algo}", f"envs_per_worker={k}",
+                                  f"precision={precision}", *base], as_object=True)
             train = training_fps(cfg, seconds)
-            rows.append({"algo": algo, "workers": n, "envs": k, "raw": raw, "train": train,
-                         "ratio": train / raw})
-            print(f"workers={n}, envs_per_worker={k}: {algo} training {train:,.0f} frames/s, "
-                  f"ratio {train / raw:.3f}", flush=True)
+            rows.append({"algo": algo, "workers": n, "envs": k, "precision": precision,
+                         "raw": raw, "train": train, "ratio": train / raw})
+            print(f"workers={n}, envs_per_worker={k}, {precision}: {algo} training "
+                  f"{train:,.0f} frames/s, ratio {train / raw:.3f}", flush=True)
     peer = sb3_a2c_fps(seconds)
     if peer is None:
         print("Stable-Baselines3 is not installed: no peer row (pip install 'asyncrl[bench]')")
@@ -420,10 +423,11 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
         "repeat 4) with random actions, one environment per process, as many processes as "
         "workers. Ratio: training frames/s over raw frames/s, measured in the same run. "
         "envs/worker: `envs_per_worker`, the environments each worker acts for in one batch "
-        "(1 is the paper's loop).",
+        "(1 is the paper's loop). precision: `precision=bf16` autocasts the workers' forward "
+        "passes to bfloat16 (weights and the optimizer stay float32).",
     ]
-    columns = ["algo", "workers", "envs/worker", "raw env frames/s", "training frames/s",
-               "training frames/s per worker", "ratio"]
+    columns = ["algo", "workers", "envs/worker", "precision", "raw env frames/s",
+               "training frames/s", "training frames/s per worker", "ratio"]
     if peer is not None:
         lines += ["", f"Peer: Stable-Baselines3 A2C (`CnnPolicy`, its defaults, "
                   f"`make_atari_env('{SB3_GAME}', n_envs={SB3_ENVS})` with a 4-frame stack, "
@@ -433,7 +437,8 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
     lines += ["", "| " + " | ".join(columns) + " |",
               "| --- | " + " | ".join("---:" for _ in columns[1:]) + " |"]
     for r in rows:
-        cells = [r["algo"], f"{r['workers']:.0f}", f"{r.get('envs', 1):.0f}", f"{r['raw']:,.0f}",
+        cells = [r["algo"], f"{r['workers']:.0f}", f"{r.get('envs', 1):.0f}",
+                 r.get("precision", "fp32"), f"{r['raw']:,.0f}",
                  f"{r['train']:,.0f}", f"{r['train'] / r['workers']:,.0f}", f"{r['ratio']:.3f}"]
         if peer is not None:
             cells.append(f"{r['train'] / peer:.2f}")
