@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from asyncrl.cli import check_room, claim_run_dir, compose_config, resumed_config
+from asyncrl.cli import check_room, claim_run_dir, resumed_config
 from asyncrl.cli import train as train_job
+from asyncrl.compose import compose_config
 from asyncrl.config import register_schemas, validate
 from asyncrl.errors import UserError
 from asyncrl.objective import read_outcome

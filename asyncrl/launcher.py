@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from omegaconf import OmegaConf
 
-from asyncrl import messages, run_status
+from asyncrl import exit_codes, messages, run_status
 from asyncrl.algos import algorithm_class
 from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_model_weights, save_checkpoint
 from asyncrl.child_output import CHILD_OUTPUT_FILE
@@ -49,9 +49,6 @@ PROGRESS_LOG_EVERY_S = 30.0
 # status.json is what a sweep's progress and asyncrl-report --status read while a run goes:
 # rewritten this often (and with each progress line), not only when the run ends
 STATUS_EVERY_S = 10.0
-
-EXIT_OK, EXIT_FAILED, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 3, 130, 143
-
 
 class RunDiverged(Exception):
     """A worker's loss stopped being finite: the run stops, no worker is restarted."""
@@ -144,7 +141,7 @@ class Launcher:
         # a shell starts a background job (`asyncrl ... &` in a script) with SIGINT ignored,
         # and Python keeps an ignored SIGINT: Ctrl-C or kill -INT would then do nothing
         previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-        code, status, reason = EXIT_OK, run_status.FINISHED, ""
+        code, status, reason = exit_codes.OK, run_status.FINISHED, ""
         self._write_status(run_status.RUNNING)
         self.display = LiveDisplay(title, self.cfg.log.progress)
         with self.display, _write_errors_said_once():
@@ -165,22 +162,22 @@ class Launcher:
             except KeyboardInterrupt as stop:
                 log.warning("interrupted: stopping the workers and saving a checkpoint")
                 status = run_status.INTERRUPTED
-                code, reason = ((EXIT_TERMINATED, "terminated (SIGTERM)")
+                code, reason = ((exit_codes.TERMINATED, "terminated (SIGTERM)")
                                 if isinstance(stop, Terminated)
-                                else (EXIT_INTERRUPTED, "interrupted"))
+                                else (exit_codes.INTERRUPTED, "interrupted"))
             except RunDiverged as diverged:
                 log.error("the run diverged: %s", diverged)
-                code, status, reason = EXIT_DIVERGED, run_status.DIVERGED, str(diverged)
+                code, status, reason = exit_codes.DIVERGED, run_status.DIVERGED, str(diverged)
             except RunFailed as failure:
                 log.error("%s", failure)
-                code, status, reason = EXIT_FAILED, run_status.FAILED, str(failure)
+                code, status, reason = exit_codes.FAILED, run_status.FAILED, str(failure)
             except OSError as error:  # a full disk or a lost directory under a log file
                 reason = self._unwritable(error)
                 log.error("%s", reason)
-                code, status = EXIT_FAILED, run_status.FAILED
+                code, status = exit_codes.FAILED, run_status.FAILED
             except BaseException as error:
                 reason = f"{type(error).__name__}: {error}".splitlines()[0]
-                code, status = EXIT_FAILED, run_status.FAILED
+                code, status = exit_codes.FAILED, run_status.FAILED
                 raise
             finally:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the shutdown finish its writes
@@ -189,7 +186,7 @@ class Launcher:
                 signal.signal(signal.SIGTERM, previous_term)
                 if unwritten is not None and status != run_status.FAILED:
                     log.error("%s", unwritten)
-                    code, status, reason = EXIT_FAILED, run_status.FAILED, unwritten
+                    code, status, reason = exit_codes.FAILED, run_status.FAILED, unwritten
                 self._write_final_status(status, reason)
         return code
 

@@ -271,7 +271,8 @@ def train(name: str, frames: int, horizon: int, workers: int, out: Path,
           overrides: list[str]) -> Path:
     """The short run, through the real CLI; its command line checked here first, so a
     mistake in it is this tool's one-line error."""
-    from asyncrl.cli import claim_run_dir, compose_config, whole_frame_counts
+    from asyncrl.cli import claim_run_dir, whole_frame_counts
+    from asyncrl.compose import compose_config
     from asyncrl.config import register_schemas, validate
 
     run_dir = out / name

@@ -35,6 +35,7 @@ from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
+from asyncrl import exit_codes
 from asyncrl.checkpoint import checkpoint_path
 from asyncrl.errors import UserError
 from asyncrl.run_status import DONE, FAILED, read_status
@@ -43,7 +44,6 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "sweep.json"
 SEED_BASE = 1  # run k of a sweep gets seed SEED_BASE + k
-EXIT_USER_ERROR = 2
 
 
 @dataclass
@@ -200,7 +200,7 @@ class LogUniformSweeperBase(Sweeper):
             # Hydra would print a traceback and exit 1: refuse as the CLI does, with nothing
             # written yet
             print(f"asyncrl: error: {err}", file=sys.stderr)
-            raise SystemExit(EXIT_USER_ERROR) from None
+            raise SystemExit(exit_codes.USER_ERROR) from None
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         self._write_manifest(sweep_dir, runs)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncrl.cli import compose_config
+from asyncrl.compose import compose_config
 from asyncrl.config import register_schemas
 
 REPO = Path(__file__).resolve().parent.parent

@@ -116,7 +116,7 @@ def kind(value: Any) -> str:
 @cache
 def keys_of(choice: tuple[str, ...]) -> list[tuple[str, str]]:
     """Every leaf key of the config these overrides compose, with its type's name."""
-    from asyncrl.cli import compose_config
+    from asyncrl.compose import compose_config
 
     cfg = compose_config(list(choice))
     found: list[tuple[str, str]] = []
@@ -246,7 +246,7 @@ def check(case: Case, workdir: Path) -> Verdict:
 
 def train(verdict: Verdict, workdir: Path) -> Verdict:
     """An accepted single run, trained in this process (serial, one worker)."""
-    from asyncrl.cli import compose_config
+    from asyncrl.compose import compose_config
     from asyncrl.launcher import Launcher
 
     case = verdict.case

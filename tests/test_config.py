@@ -7,7 +7,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from asyncrl.algos import algorithm_class
-from asyncrl.cli import compose_config
+from asyncrl.compose import compose_config
 from asyncrl.config import SCHEMAS, validate
 from asyncrl.envs import make_env
 from asyncrl.envs.atari import known_games

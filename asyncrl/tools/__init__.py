@@ -11,10 +11,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from asyncrl import exit_codes
 from asyncrl.errors import UserError
-
-EXIT_USER_ERROR = 2
-EXIT_INTERRUPTED = 130
 
 
 def run_tool(prog: str, body: Callable[[], int | None]) -> int:
@@ -23,6 +21,6 @@ def run_tool(prog: str, body: Callable[[], int | None]) -> int:
         return body() or 0
     except UserError as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return exit_codes.USER_ERROR
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return exit_codes.INTERRUPTED

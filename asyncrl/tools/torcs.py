@@ -11,7 +11,7 @@ import argparse
 import sys
 import time
 
-from asyncrl.cli import compose_config
+from asyncrl.compose import compose_config
 from asyncrl.config import register_schemas, validate
 from asyncrl.envs.torcs.env import RaceStartFailed
 from asyncrl.errors import UserError

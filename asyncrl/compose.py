@@ -1,0 +1,163 @@
+"""A config from overrides, as the CLI, the API, the bench and the tools compose it, and
+the checks that refuse a bad one in one line before anything runs.
+
+Below the faces: ``cli.py``, ``api.py`` and ``tools/`` import it, it imports none of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from omegaconf import OmegaConf
+from omegaconf.errors import MissingMandatoryValue
+
+from asyncrl.config import refusal, validate
+from asyncrl.errors import UserError
+from asyncrl.paths import config_dir
+
+
+def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
+    """Compose ``conf/config.yaml`` with overrides; every Hydra/OmegaConf error -> UserError."""
+    from hydra import compose, initialize_config_dir
+
+    try:
+        with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+            cfg = compose(config_name="config", overrides=list(overrides))
+            if not as_object:
+                return cfg
+            typed = OmegaConf.to_object(cfg)
+            # to_object leaves a list inside a list unchecked ([[1]] for a list of ints);
+            # the launcher's copy of the config would refuse it with a traceback
+            OmegaConf.structured(typed)
+            return typed
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(describe_config_error(exc)) from None
+
+
+MULTIRUN_CHECK_LIMIT = 200  # configs composed to check a multirun's values (~20 ms each)
+
+
+def check_multirun(overrides: Sequence[str], every_value: bool = True) -> None:
+    """Check the values a multirun will use, as a single run's values are checked.
+
+    The first value of every swept key gives one config; with ``every_value`` each other
+    value of each swept key is then checked with the rest at their first. A range the
+    sweeper draws from (``interval(...)``) is the sweeper's to check.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    mine = [o for o in overrides if not o.startswith(("hydra.", "hydra/"))]
+    try:
+        parsed = OverridesParser.create().parse_overrides(mine)
+    except Exception as exc:
+        raise UserError(describe_config_error(exc)) from None
+    fixed: list[str] = []
+    swept: list[tuple[str, list[str]]] = []
+    for override in parsed:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            fixed.append(str(override.input_line))
+            continue
+        try:
+            values = list(override.sweep_string_iterator())
+        except Exception:  # interval(...) and other draws: no values to list
+            continue
+        swept.append((key, values))
+    first = [f"{key}={values[0]}" for key, values in swept if values]
+    configs = [first]
+    if every_value:
+        configs += [[f"{k}={v}" if k == key else f"{k}={vs[0]}" for k, vs in swept]
+                    for key, values in swept for v in values[1:]]
+    for choice in configs[:MULTIRUN_CHECK_LIMIT]:
+        validate(compose_config([*fixed, *choice], as_object=True))
+
+
+def check_sweep(overrides: Sequence[str]) -> None:
+    """Refuse an impossible sweep range before Hydra starts any run."""
+    from hydra import compose, initialize_config_dir
+
+    from asyncrl.sweep import check_range
+
+    single = [o for o in overrides if "," not in o.split("=", 1)[-1] or o.startswith("hydra.")]
+    try:
+        with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+            cfg = compose(config_name="config", overrides=single, return_hydra_config=True)
+            sweeper = cfg.hydra.sweeper
+            if "trials" not in sweeper:  # Hydra's basic sweeper: no range to check
+                return
+            low, high, trials = sweeper.low, sweeper.high, int(sweeper.trials)
+    except Exception as exc:
+        raise UserError(describe_config_error(exc)) from None
+    # a bound left out is each run's env's, which only the sweeper's plan knows (a preset
+    # may choose the envs); it checks each run's range before any run starts
+    check_range(1.0 if low is None else float(low), 2.0 if high is None else float(high), trials)
+
+
+def describe_config_error(exc: BaseException) -> str:
+    """One line from Hydra's or OmegaConf's multi-line messages: what, then why."""
+    missing = re.search(r"Could not find '([^']+)'", str(exc))
+    if missing:
+        return describe_missing_option(missing.group(1))
+    if isinstance(exc, MissingMandatoryValue) and exc.full_key:
+        return f"{exc.full_key} has no default: give it, e.g. {exc.full_key}=..."
+    foreign = re.search(r"Key '(\w+)' not in '(\w+)'", _causes(exc))
+    reason = foreign and refusal(foreign.group(2), foreign.group(1))
+    if reason:
+        return reason
+    if "'env.kwargs'" in str(exc):  # a whole dict cannot replace a node of the schema
+        return ("env.kwargs takes gymnasium.make's keywords one at a time: "
+                "+env.kwargs.NAME=VALUE")
+    parts: list[str] = []
+    key = getattr(exc, "full_key", None)
+    if key and f"'{key}'" not in str(exc):  # say which key, as every other refusal does
+        parts.append(str(key))
+    seen: BaseException | None = exc
+    while seen is not None and len(parts) < 3:
+        first = next((ln.strip() for ln in str(seen).splitlines() if ln.strip()), "")
+        if first and first not in parts and "$VALUE" not in first:
+            parts.append(first.rstrip("."))
+        seen = seen.__cause__ or seen.__context__
+    return ": ".join(parts) or type(exc).__name__
+
+
+def _causes(exc: BaseException) -> str:
+    """The messages of ``exc`` and of what caused it, joined."""
+    texts: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(texts) < 5:
+        texts.append(str(seen))
+        seen = seen.__cause__ or seen.__context__
+    return "\n".join(texts)
+
+
+def describe_missing_option(path: str) -> str:
+    """``env/atari/foo`` -> which group, which option, and what the group does offer."""
+    group, _, option = path.partition("/")
+    folder, _, _ = path.rpartition("/")
+    options = available_options(folder)
+    if not options:
+        options = available_options(group)
+        folder = group
+    listed = ", ".join(options[:10]) + (f", ... ({len(options)} in all)" if len(options) > 10
+                                         else "")
+    return f"unknown {group} option '{option}' (conf/{folder} has: {listed or 'nothing'})"
+
+
+def available_options(folder: str) -> list[str]:
+    """Config files (without .yaml) and subfolders under ``conf/<folder>``."""
+    root = config_dir().joinpath(*folder.split("/"))
+    if not root.is_dir():
+        return []
+    names = []
+    for entry in root.iterdir():
+        if entry.name.startswith(("_", ".")):
+            continue
+        if entry.is_dir():
+            names.append(entry.name + "/")
+        elif entry.name.endswith(".yaml"):
+            names.append(entry.name[: -len(".yaml")])
+    return sorted(names)
