@@ -1,16 +1,11 @@
-"""Evaluation: the live policy during training, or a saved checkpoint from the command line.
-
-    asyncrl-eval outputs/2026-11-25/10-00-00 --episodes 10 --video pong.gif
-
-(the command's face is ``asyncrl/tools/evaluate.py``)
+"""Evaluation: the live policy during training (the evaluator process), and the pieces that
+play a saved checkpoint: ``asyncrl-eval``'s face, with its arguments, outputs and video,
+is ``asyncrl/tools/evaluate.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import importlib.util
-import json
 import os
 import signal
 import time
@@ -29,7 +24,6 @@ from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint, loa
 from asyncrl.child_output import route_child_output
 from asyncrl.config import typed_config
 from asyncrl.envs import frames_per_step, make_env
-from asyncrl.errors import UserError
 from asyncrl.nets import build_model
 from asyncrl.process_name import EVALUATOR_NAME, name_this_process
 from asyncrl.seeding import derive_seed
@@ -169,89 +163,3 @@ def load_policy(source: Path) -> tuple[Any, nn.Module, Checkpoint]:
     load_model_weights(model, saved.model, path)
     env.close()
     return cfg, model, saved
-
-
-VIDEO_NEEDS = {".gif": None, ".mp4": "imageio_ffmpeg", ".webm": "imageio_ffmpeg"}
-
-
-def check_outputs(args: argparse.Namespace, run_dir: Path) -> tuple[Path | None, Path]:
-    """Where the video and the scores go, refused before any episode is played.
-
-    A bare file name (``--video pong.gif``) goes into the run directory, not wherever the
-    command happens to run (often a git checkout).
-    """
-    video = args.video
-    if video is not None:
-        suffix = video.suffix.lower()
-        if suffix not in VIDEO_NEEDS:
-            raise UserError(f"--video {video}: write a {' or '.join(VIDEO_NEEDS)} file")
-        module = VIDEO_NEEDS[suffix]
-        if module is not None and importlib.util.find_spec(module) is None:
-            raise UserError(f"--video {video}: {suffix} needs {module.replace('_', '-')} "
-                            f"(pip install {module.replace('_', '-')}); .gif needs nothing more")
-        if video.parent == Path("."):
-            video = run_dir / video
-        _check_writable(video, "--video")
-    out = args.output or run_dir / "evaluation.json"
-    _check_writable(out, "--output")
-    return video, out
-
-
-def _check_writable(path: Path, flag: str) -> None:
-    if path.is_dir():
-        raise UserError(f"{flag} {path}: is a directory; give a file name")
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent  # the video's folders are made; the first one that exists
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {path}: cannot write into {folder}")
-
-
-def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
-    import imageio.v3 as iio
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".gif":
-        iio.imwrite(path, frames, duration=1000 / fps, loop=0)
-    else:
-        iio.imwrite(path, frames, fps=fps)
-
-
-def evaluate(args: argparse.Namespace) -> int:
-    if args.episodes < 1:
-        raise UserError(f"--episodes {args.episodes}: need at least 1 episode")
-    if not args.source.exists():
-        raise UserError(f"no run directory or checkpoint at {args.source}")
-    run_dir = args.source if args.source.is_dir() else args.source.parent.parent
-    video, out = check_outputs(args, run_dir)
-    torch.set_num_threads(1)
-    cfg, model, saved = load_policy(args.source)
-    env = make_env(cfg.env, render_mode="rgb_array" if video else None,
-                   evaluation=True)
-    env.reset(seed=args.seed)
-    if video is not None:
-        try:  # a renderer that is missing shows at the first frame: find out before playing
-            env.render()
-        except gym.error.DependencyNotInstalled as exc:
-            env.close()
-            raise UserError(f"--video: this environment cannot draw frames here: "
-                            f"{str(exc).splitlines()[0]}") from None
-    policy = eval_policy(cfg, model, args.seed)
-    max_steps = max_eval_steps(cfg)
-    scores = []
-    for episode in range(args.episodes):
-        frames: list[Any] | None = [] if video and episode == 0 else None
-        # seeded at the first reset, as a gymnasium loop of one's own would seed it
-        # (asyncrl.load's agent scores the same)
-        seed = args.seed if episode == 0 else None
-        scores.append(play_episode(policy, env, max_steps, frames, seed))
-        print(f"episode {episode + 1}/{args.episodes}: score {scores[-1]:g}")
-        if frames is not None and video is not None:
-            write_video(frames, video)
-            print(f"video of episode 1: {video}")
-    mean = sum(scores) / len(scores)
-    print(f"mean score over {len(scores)} episodes: {mean:g} (checkpoint at T={saved.frames})")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"frames": saved.frames, "scores": scores, "mean": mean},
-                              indent=2) + "\n")
-    return 0
