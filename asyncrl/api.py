@@ -18,8 +18,8 @@ from typing import Any
 
 from asyncrl.cli import check_room, claim_run_dir, resumed_config
 from asyncrl.cli import train as train_job
-from asyncrl.compose import compose_config
-from asyncrl.config import register_schemas, validate
+from asyncrl.compose import compose_config, register_schemas
+from asyncrl.config import validate
 from asyncrl.errors import UserError
 from asyncrl.objective import read_outcome
 

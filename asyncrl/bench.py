@@ -35,8 +35,7 @@ from asyncrl.bench_learning import (
     learning_text,
     table_cells,
 )
-from asyncrl.compose import compose_config
-from asyncrl.config import register_schemas
+from asyncrl.compose import compose_config, register_schemas
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
 from asyncrl.launcher import build_shared_state

@@ -24,8 +24,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from asyncrl import exit_codes
 from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
-from asyncrl.compose import check_multirun, check_sweep, compose_config, describe_config_error
-from asyncrl.config import register_schemas, typed_config, validate
+from asyncrl.compose import (
+    check_multirun,
+    check_sweep,
+    compose_config,
+    describe_config_error,
+    register_schemas,
+)
+from asyncrl.config import typed_config, validate
 from asyncrl.errors import UserError
 from asyncrl.objective import read_outcome, sweeper_value
 from asyncrl.paths import config_dir

@@ -10,12 +10,26 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
-from asyncrl.config import refusal, validate
+from asyncrl.config import SCHEMAS, TrainConfig, refusal, validate
 from asyncrl.errors import UserError
 from asyncrl.paths import config_dir
+
+
+def register_schemas() -> None:
+    """Put every schema in Hydra's ConfigStore under ``schema/<group>/<name>``, and the
+    sweeper under ``hydra/sweeper/asyncrl_loguniform``."""
+    from hydra_plugins.asyncrl_sweeper import register_sweeper
+
+    register_sweeper()
+    cs = ConfigStore.instance()
+    cs.store(name="train_schema", node=TrainConfig)
+    for group, options in SCHEMAS.items():
+        for name, node in options.items():
+            cs.store(group=f"schema/{group}", name=name, node=node)
 
 
 def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:

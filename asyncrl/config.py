@@ -12,7 +12,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import II, MISSING, OmegaConf
 
 from asyncrl.algos.configs import ALGORITHM_CONFIGS, is_value_based
@@ -199,19 +198,6 @@ def refusal(schema_name: str, key: str) -> str | None:
             if schema.__name__ == schema_name and reason:
                 return f"{group}.{key} is not a key of {group}={option}: {reason}"
     return None
-
-
-def register_schemas() -> None:
-    """Put every schema in Hydra's ConfigStore under ``schema/<group>/<name>``, and the
-    sweeper under ``hydra/sweeper/asyncrl_loguniform``."""
-    from hydra_plugins.asyncrl_sweeper import register_sweeper
-
-    register_sweeper()
-    cs = ConfigStore.instance()
-    cs.store(name="train_schema", node=TrainConfig)
-    for group, options in SCHEMAS.items():
-        for name, node in options.items():
-            cs.store(group=f"schema/{group}", name=name, node=node)
 
 
 PRECISIONS = ("fp32", "bf16")

@@ -272,8 +272,8 @@ def train(name: str, frames: int, horizon: int, workers: int, out: Path,
     """The short run, through the real CLI; its command line checked here first, so a
     mistake in it is this tool's one-line error."""
     from asyncrl.cli import claim_run_dir, whole_frame_counts
-    from asyncrl.compose import compose_config
-    from asyncrl.config import register_schemas, validate
+    from asyncrl.compose import compose_config, register_schemas
+    from asyncrl.config import validate
 
     run_dir = out / name
     settings = [*whole_frame_counts(overrides), f"workers={workers}", f"total_frames={frames}",

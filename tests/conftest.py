@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncrl.compose import compose_config
-from asyncrl.config import register_schemas
+from asyncrl.compose import compose_config, register_schemas
 
 REPO = Path(__file__).resolve().parent.parent
 CONF = REPO / "conf"

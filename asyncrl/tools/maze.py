@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from asyncrl.compose import compose_config
-from asyncrl.config import register_schemas
+from asyncrl.compose import compose_config, register_schemas
 from asyncrl.envs import make_env
 from asyncrl.envs.maze.view import random_scores, top_down
 from asyncrl.tools import run_tool

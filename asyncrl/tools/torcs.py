@@ -11,8 +11,8 @@ import argparse
 import sys
 import time
 
-from asyncrl.compose import compose_config
-from asyncrl.config import register_schemas, validate
+from asyncrl.compose import compose_config, register_schemas
+from asyncrl.config import validate
 from asyncrl.envs.torcs.env import RaceStartFailed
 from asyncrl.errors import UserError
 from asyncrl.tools import run_tool

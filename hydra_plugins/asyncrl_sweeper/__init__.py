@@ -12,7 +12,7 @@ class LogUniformSweeper(LogUniformSweeperBase):
 
 
 def register_sweeper() -> None:
-    """The sweeper and its config, registered by ``asyncrl.config.register_schemas`` rather
+    """The sweeper and its config, registered by ``asyncrl.compose.register_schemas`` rather
     than left to Hydra's scan of this package."""
     Plugins.instance().register(LogUniformSweeper)
     ConfigStore.instance().store(group="hydra/sweeper", name="asyncrl_loguniform",
