@@ -50,6 +50,18 @@ PROGRESS_LOG_EVERY_S = 30.0
 # rewritten this often (and with each progress line), not only when the run ends
 STATUS_EVERY_S = 10.0
 
+@dataclass(frozen=True)
+class Ending:
+    """How a run ended: its exit code, the status.json status, and why."""
+
+    code: int
+    status: str
+    reason: str = ""
+
+
+FINISHED = Ending(exit_codes.OK, run_status.FINISHED)
+
+
 class RunDiverged(Exception):
     """A worker's loss stopped being finite: the run stops, no worker is restarted."""
 
@@ -137,14 +149,10 @@ class Launcher:
         log.info("%s: T=%s of %s frames; outputs in %s (Ctrl-C stops it with a checkpoint; "
                  "resume=%s continues it)", title, f"{self.shared.total_frames():,}",
                  f"{self.cfg.total_frames:,}", self.run_dir, self.run_dir)
-        previous_term = signal.signal(signal.SIGTERM, _raise_terminated)
-        # a shell starts a background job (`asyncrl ... &` in a script) with SIGINT ignored,
-        # and Python keeps an ignored SIGINT: Ctrl-C or kill -INT would then do nothing
-        previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-        code, status, reason = exit_codes.OK, run_status.FINISHED, ""
+        ending = FINISHED
         self._write_status(run_status.RUNNING)
         self.display = LiveDisplay(title, self.cfg.log.progress)
-        with self.display, _write_errors_said_once():
+        with self.display, _write_errors_said_once(), _signals_that_stop_the_run():
             # after the panel is up: children print to a file while it is
             supervision = Supervision(
                 Supervisor(self.cfg.max_worker_restarts, self.cfg.stall_seconds),
@@ -159,36 +167,40 @@ class Launcher:
                     self._run_serial(supervision.pool)
                 else:
                     self._run_processes(supervision, supervision.pool)
-            except KeyboardInterrupt as stop:
-                log.warning("interrupted: stopping the workers and saving a checkpoint")
-                status = run_status.INTERRUPTED
-                code, reason = ((exit_codes.TERMINATED, "terminated (SIGTERM)")
-                                if isinstance(stop, Terminated)
-                                else (exit_codes.INTERRUPTED, "interrupted"))
-            except RunDiverged as diverged:
-                log.error("the run diverged: %s", diverged)
-                code, status, reason = exit_codes.DIVERGED, run_status.DIVERGED, str(diverged)
-            except RunFailed as failure:
-                log.error("%s", failure)
-                code, status, reason = exit_codes.FAILED, run_status.FAILED, str(failure)
-            except OSError as error:  # a full disk or a lost directory under a log file
-                reason = self._unwritable(error)
-                log.error("%s", reason)
-                code, status = exit_codes.FAILED, run_status.FAILED
             except BaseException as error:
-                reason = f"{type(error).__name__}: {error}".splitlines()[0]
-                code, status = exit_codes.FAILED, run_status.FAILED
-                raise
+                ending = self._ending(error)
+                if not isinstance(error, ENDINGS_TOLD):
+                    raise
             finally:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the shutdown finish its writes
-                unwritten = self._shutdown(supervision)
-                signal.signal(signal.SIGINT, previous_int)
-                signal.signal(signal.SIGTERM, previous_term)
-                if unwritten is not None and status != run_status.FAILED:
-                    log.error("%s", unwritten)
-                    code, status, reason = exit_codes.FAILED, run_status.FAILED, unwritten
-                self._write_final_status(status, reason)
-        return code
+                with _sigint_ignored():  # let the shutdown finish its writes
+                    unwritten = self._shutdown(supervision)
+                    if unwritten is not None and ending.status != run_status.FAILED:
+                        log.error("%s", unwritten)
+                        ending = Ending(exit_codes.FAILED, run_status.FAILED, unwritten)
+                    self._write_final_status(ending.status, ending.reason)
+        return ending.code
+
+    def _ending(self, error: BaseException) -> Ending:
+        """How a run that raised ``error`` ends, said in the log."""
+        if isinstance(error, KeyboardInterrupt):
+            log.warning("interrupted: stopping the workers and saving a checkpoint")
+            if isinstance(error, Terminated):
+                return Ending(exit_codes.TERMINATED, run_status.INTERRUPTED,
+                              "terminated (SIGTERM)")
+            return Ending(exit_codes.INTERRUPTED, run_status.INTERRUPTED, "interrupted")
+        if isinstance(error, RunDiverged):
+            log.error("the run diverged: %s", error)
+            return Ending(exit_codes.DIVERGED, run_status.DIVERGED, str(error))
+        if isinstance(error, RunFailed):
+            log.error("%s", error)
+            return Ending(exit_codes.FAILED, run_status.FAILED, str(error))
+        if isinstance(error, OSError):  # a full disk or a lost directory under a log file
+            reason = self._unwritable(error)
+            log.error("%s", reason)
+            return Ending(exit_codes.FAILED, run_status.FAILED, reason)
+        # a bug: the status says what, and the traceback goes on up
+        return Ending(exit_codes.FAILED, run_status.FAILED,
+                      f"{type(error).__name__}: {error}".splitlines()[0])
 
     def _write_status(self, status: str, reason: str = "") -> None:
         recorder = self.recorder
@@ -452,5 +464,32 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM: stopped as by Ctrl-C, but the exit code says which signal (143)."""
 
 
+# what ``Launcher._ending`` turns into an exit code and a line; anything else is a bug
+ENDINGS_TOLD = (KeyboardInterrupt, RunDiverged, RunFailed, OSError)
+
+
 def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated
+
+
+@contextlib.contextmanager
+def _signals_that_stop_the_run() -> Iterator[None]:
+    """SIGINT and SIGTERM raise in the run's loop (a checkpoint, then exit 130 or 143)."""
+    previous_term = signal.signal(signal.SIGTERM, _raise_terminated)
+    # a shell starts a background job (`asyncrl ... &` in a script) with SIGINT ignored,
+    # and Python keeps an ignored SIGINT: Ctrl-C or kill -INT would then do nothing
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous_int)
+        signal.signal(signal.SIGTERM, previous_term)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
