@@ -1,4 +1,6 @@
-"""Throughput benchmark: training frames/s of each algorithm against the raw environment's.
+"""Throughput benchmark: training frames/s of each algorithm against the raw environment's,
+A3C with k environments per worker and in bf16, the other domains, and the seconds from the
+command to the first frame; ``--sections learning`` adds the minutes to a Pong score.
 
     python -m asyncrl.bench --workers 1 2 --seconds 30      (what ``nox -s bench`` runs)
 
@@ -173,8 +175,6 @@ def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
     return {name: value / elapsed for name, value in spent.items()}
 
 
-
-
 def sb3_a2c_fps(seconds: float, envs: int = SB3_ENVS) -> float | None:
     """Frames/s of Stable-Baselines3's A2C on Pong with its own Atari wrappers and defaults,
     ``envs`` environments in this process: what a user would run instead. None when SB3 is
@@ -226,7 +226,8 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
         envs_per_worker: list[int] | None = None
         ) -> tuple[list[dict[str, Any]], dict[str, float], float | None]:
     """Rows of training against raw frames/s: every algorithm with one environment per
-    worker, and A3C with each k of ``envs_per_worker``; the phase split; SB3 A2C's rate."""
+    worker, A3C with each k of ``envs_per_worker``, and A3C in bf16 at the smallest and
+    largest k; the phase split; SB3 A2C's rate."""
     register_schemas()
     rows: list[dict[str, Any]] = []
     batched = [k for k in envs_per_worker or [] if k != 1]
@@ -237,12 +238,13 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
         print(f"workers={n}: raw env {raw:,.0f} frames/s", flush=True)
         runs = [(algo, 1, "fp32") for algo in algos]
         runs += [("a3c", k, "fp32") for k in batched if "a3c" in algos]
-        # bf16 at the two ends of k: it slows a batch of one and pays only on larger ones
-        runs += [("a3c", k, "bf16") for k in sorted({1, *batched}) if "a3c" in algos
-                 and k in (1, max(batched, default=1))]
+        # bf16 at the two ends of k, where a batch is smallest and largest
+        runs += [("a3c", k, "bf16") for k in sorted({1, max(batched, default=1)})
+                 if "a3c" in algos]
         for algo, k, precision in runs:
-            cfg = compose_config([f"algo={algo}", f"envs_per_worker={k}",
-                                  f"precision={precision}", *base], as_object=True)
+            # the row's own settings last: an override cannot make a row say what it is not
+            cfg = compose_config([*base, f"algo={algo}", f"envs_per_worker={k}",
+                                  f"precision={precision}"], as_object=True)
             train = training_fps(cfg, seconds)
             rows.append({"algo": algo, "workers": n, "envs": k, "precision": precision,
                          "raw": raw, "train": train, "ratio": train / raw})

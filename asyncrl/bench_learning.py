@@ -22,14 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from asyncrl.report.runs import read_episodes
+from asyncrl import exit_codes
 from asyncrl.report.time_to_score import Reached, first_reached, run_time_to_scores
+from asyncrl.run_status import read_status
 
 SB3_ENVS = 16
 SB3_GAME = "PongNoFrameskip-v4"
 SB3_FRAME_SKIP = 4  # its AtariWrapper repeats each action for 4 frames, as ours does
 LEARNING_SETTINGS = ("envs_per_worker=1", "envs_per_worker=16")
 POLL_S = 5.0
+STOP_TIMEOUT_S = 120.0  # a run's shutdown after SIGINT: workers stop, checkpoint written
 
 
 @dataclass
@@ -54,23 +56,30 @@ def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: P
                "lr_anneal_frames=40_000_000", "log.progress=false", f"hydra.run.dir={run_dir}",
                *overrides, *setting.split()]
     started = time.monotonic()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         while proc.poll() is None:
             time.sleep(POLL_S)
             episodes = run_dir / "episodes.csv"
             if episodes.exists() and run_time_to_scores(run_dir, [max(targets)])[0].frames:
                 proc.send_signal(signal.SIGINT)  # a checkpoint, as Ctrl-C leaves
-                proc.wait(timeout=120)
+                break
+        _, stderr = proc.communicate(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise RuntimeError(f"{setting}: the run did not stop within {STOP_TIMEOUT_S:g} s "
+                           "of SIGINT") from None
     finally:
         if proc.poll() is None:
             proc.kill()
+    if proc.returncode not in (exit_codes.OK, exit_codes.INTERRUPTED):
+        said = (stderr or "").strip().splitlines()
+        raise RuntimeError(f"{setting}: the run failed (exit {proc.returncode}): "
+                           f"{said[-1] if said else 'see ' + str(run_dir / 'asyncrl.log')}")
     minutes = (time.monotonic() - started) / 60
-    frames = read_episodes(run_dir / "episodes.csv")[0]
-    print(f"{setting}: stopped at T={int(frames[-1]) if len(frames) else 0:,} after "
-          f"{minutes:.1f} min", flush=True)
-    return LearningRow(setting, run_time_to_scores(run_dir, targets),
-                       int(frames[-1]) if len(frames) else 0, minutes, run_dir)
+    frames = int((read_status(run_dir) or {}).get("frames", 0))  # T where it stopped, as SB3 counts
+    print(f"{setting}: stopped at T={frames:,} after {minutes:.1f} min", flush=True)
+    return LearningRow(setting, run_time_to_scores(run_dir, targets), frames, minutes, run_dir)
 
 
 def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20

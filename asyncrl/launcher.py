@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from omegaconf import OmegaConf
 
-from asyncrl import exit_codes, messages, run_status
+from asyncrl import exit_codes, messages, run_status, startup
 from asyncrl.algos import algorithm_class
 from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_model_weights, save_checkpoint
 from asyncrl.child_output import CHILD_OUTPUT_FILE
@@ -38,7 +38,6 @@ from asyncrl.recorder import Recorder
 from asyncrl.run_status import write_status
 from asyncrl.seeding import seed_everything
 from asyncrl.shared import SharedState
-from asyncrl.startup import StartupClock
 from asyncrl.supervisor import GiveUp, Kill, Supervisor, describe_exit
 from asyncrl.trackers import open_trackers
 from asyncrl.worker import LOOP_METRICS
@@ -49,6 +48,7 @@ PROGRESS_LOG_EVERY_S = 30.0
 # status.json is what a sweep's progress and asyncrl-report --status read while a run goes:
 # rewritten this often (and with each progress line), not only when the run ends
 STATUS_EVERY_S = 10.0
+
 
 @dataclass(frozen=True)
 class Ending:
@@ -101,11 +101,11 @@ class Launcher:
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.generation = 0
-        self.startup = StartupClock()
-        self.startup.mark("imports and config")
+        self.startup = startup.StartupClock()
+        self.startup.mark(startup.IMPORTS)
         seed_everything(cfg.seed)
         self.shared = build_shared_state(cfg)
-        self.startup.mark("model")
+        self.startup.mark(startup.MODEL)
         if resume_from is not None:
             self._restore(resume_from)
         self.recorder: Recorder | None = None
@@ -222,15 +222,20 @@ class Launcher:
         return env_label(self.cfg.env)
 
     def _run_serial(self, pool: SerialPool) -> None:
+        self.startup.mark(startup.RUN_DIRECTORY)
+        frames_at_start = self.shared.total_frames()
+
         def tick() -> None:
             self._drain(pool.queue, timeout=0.0)
+            if not self.startup.done and self.shared.total_frames() > frames_at_start:
+                self._first_frame()
             self._periodic(alive=1)
 
         pool.run(tick)
         self._drain(pool.queue, timeout=0.0)
 
     def _run_processes(self, sup: Supervision, pool: ProcessPool) -> None:
-        self.startup.mark("run directory")
+        self.startup.mark(startup.RUN_DIRECTORY)
         for slot in range(self.cfg.workers):
             self._start_worker(sup, pool, slot)
         if self.cfg.eval.episodes > 0:
@@ -249,9 +254,7 @@ class Launcher:
             self._periodic(alive)
 
     def _first_frame(self) -> None:
-        self.startup.mark("workers' start")
-        self.startup.done = True
-        said = self.startup.report()
+        said = self.startup.finish()
         if said is not None:
             log.info("%s", said)
 

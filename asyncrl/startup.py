@@ -30,28 +30,52 @@ def process_age() -> float | None:
         return None
 
 
+# the launcher's phases; the first two pass before a run's wall_time starts (the report
+# adds them back to count from the command)
+IMPORTS = "imports and config"
+MODEL = "model"
+RUN_DIRECTORY = "run directory"
+WORKERS = "workers' start"
+BEFORE_THE_CLOCK = (IMPORTS, MODEL)
+
+_clocks_started = 0  # in this process: a multirun's or asyncrl.train's later runs share it
+
+
 class StartupClock:
-    """Marks the launcher's phases against the process's age; ``report()`` is the log line."""
+    """Marks the launcher's phases; ``finish()`` says the first frame's line.
+
+    The first run of a process counts from the exec. A later run in the same process (the
+    jobs of a multirun, ``asyncrl.train`` called twice) counts from its own launcher: its
+    command was typed long before, and its imports were done by then."""
 
     def __init__(self) -> None:
+        global _clocks_started
+        age = process_age() if _clocks_started == 0 else 0.0
+        _clocks_started += 1
+        self.origin = None if age is None else time.monotonic() - age
         self.marks: list[tuple[str, float]] = []
         self.done = False
 
     def mark(self, phase: str) -> None:
-        """The phase that ends now (its time counts from the previous mark, or the exec)."""
-        age = process_age()
-        if age is not None:
-            self.marks.append((phase, age))
+        """The phase that ends now (its time counts from the previous mark, or the origin)."""
+        if self.origin is not None:
+            self.marks.append((phase, time.monotonic() - self.origin))
+
+    def finish(self) -> str | None:
+        """The first frame has come: the line that says so, or None where the start is
+        unknown."""
+        self.mark(WORKERS)
+        self.done = True
+        return self.report()
 
     def report(self) -> str | None:
-        """'first frame 3.1 s after the command (imports and config 1.2 s, ...)' once the
-        last mark is the first frame; None where the age is unknown."""
+        """'first frame 3.1 s after the command (imports and config 1.2 s, ...)'."""
         if not self.marks:
             return None
         parts, before = [], 0.0
-        for phase, age in self.marks:
-            parts.append(f"{phase} {age - before:.1f} s")
-            before = age
+        for phase, at in self.marks:
+            parts.append(f"{phase} {at - before:.1f} s")
+            before = at
         return f"{FIRST_FRAME_PREFIX} {before:.1f} s after the command ({', '.join(parts)})"
 
 

@@ -125,7 +125,7 @@ class WorkerParts:
         self.local_params = list(self.model.parameters())
         self.shared_params = list(self.shared.model.parameters())
         self.target_interval = getattr(self.cfg.algo, "target_update_frames", 0)
-        self.bf16 = getattr(self.cfg, "precision", "fp32") == "bf16"
+        self.bf16 = self.cfg.precision == "bf16"
 
     def autocast(self) -> Any:
         """precision=bf16: convolutions and matrix products in bfloat16, on weights and

@@ -19,19 +19,35 @@ def test_process_age_counts_from_the_exec_not_from_our_first_line():
 
 
 def test_the_report_splits_the_wait_into_phases_that_add_up(monkeypatch):
-    ages = iter([1.25, 1.5, 4.0])
-    monkeypatch.setattr(startup, "process_age", lambda: next(ages))
+    now = iter([101.25, 101.5, 104.0])
+    monkeypatch.setattr(startup, "_clocks_started", 0)
+    monkeypatch.setattr(startup, "process_age", lambda: 3.0)  # at monotonic 100: exec at 97
+    monkeypatch.setattr(startup.time, "monotonic", lambda: 100.0)
     clock = StartupClock()
-    for phase in ("imports and config", "model", "workers' start"):
-        clock.mark(phase)
-    said = clock.report()
-    assert said == ("first frame 4.0 s after the command (imports and config 1.2 s, "
+    monkeypatch.setattr(startup.time, "monotonic", lambda: next(now))
+    clock.mark("imports and config")
+    clock.mark("model")
+    said = clock.finish()
+    assert clock.done
+    assert said == ("first frame 7.0 s after the command (imports and config 4.2 s, "
                     "model 0.2 s, workers' start 2.5 s)")
     assert first_frame_phases(f"[x][asyncrl.launcher][INFO] - {said}\n") == {
-        "total": 4.0, "imports and config": 1.2, "model": 0.2, "workers' start": 2.5}
+        "total": 7.0, "imports and config": 4.2, "model": 0.2, "workers' start": 2.5}
+
+
+def test_a_later_run_in_the_same_process_counts_from_its_own_launcher(monkeypatch):
+    # a multirun's second job: its exec was an hour ago, its own wait began just now
+    monkeypatch.setattr(startup, "_clocks_started", 0)
+    monkeypatch.setattr(startup, "process_age", lambda: 3600.0)
+    first, second = StartupClock(), StartupClock()
+    first.mark("imports and config")
+    second.mark("imports and config")
+    assert first.marks[0][1] >= 3600
+    assert second.marks[0][1] < 60
 
 
 def test_no_age_no_report_and_a_resume_reads_the_last_line(monkeypatch):
+    monkeypatch.setattr(startup, "_clocks_started", 0)
     monkeypatch.setattr(startup, "process_age", lambda: None)
     clock = StartupClock()
     clock.mark("model")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from asyncrl import bench_learning
 from asyncrl.bench_learning import run_to_score
 from asyncrl.report.time_to_score import (
     first_reached,
@@ -28,7 +29,8 @@ def test_first_reached_counts_the_episode_that_completes_the_window():
     scores = np.array([-3.0, -1.0, 1.0, 3.0, -9.0])
     # windows of 2: -2, 0, 2, -3; 0 is first reached by episodes 2-3, 2 by episodes 3-4
     got = first_reached(frames, hours, scores, [0.0, 2.0, 2.5], window=2, offset_s=30)
-    assert [(r.frames, r.minutes) for r in got] == [(300, 3.5), (400, 4.5), (None, None)]
+    assert [r.frames for r in got] == [300, 400, None]
+    assert [r.minutes for r in got] == [pytest.approx(3.5), pytest.approx(4.5), None]
 
 
 def test_the_seconds_before_wall_time_come_from_the_first_frame_line():
@@ -53,7 +55,8 @@ def test_a_run_directory_and_the_report_table(tmp_path, capsys):
                log)
     # sorted: -1, 1, 5; windows of 2: 0 (at 2,000 frames, 120 s + 6 s), 3
     got = run_time_to_scores(tmp_path / "a", [0.0, 3.0, 4.0], window=2)
-    assert [(r.frames, r.minutes) for r in got] == [(2000, 2.1), (3000, 3.1), (None, None)]
+    assert [r.frames for r in got] == [2000, 3000, None]
+    assert [r.minutes for r in got] == [pytest.approx(2.1), pytest.approx(3.1), None]
     table = time_to_table([tmp_path / "a"], [0.0, 4.0], window=2)
     assert "| 0.00M, 2.1 min | not by 0.00M |" in table
     assert report_main([str(tmp_path), "--time-to", "0", "99", "--window", "2"]) == 0
@@ -61,10 +64,18 @@ def test_a_run_directory_and_the_report_table(tmp_path, capsys):
     assert "not by 0.00M" in out and str(tmp_path / "a") in out
 
 
-def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path):
+def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_learning, "POLL_S", 0.5)
     # CartPole's random play scores ~20: a target of 10 is met by the 20th episode
     row = run_to_score("workers=1", [5.0, 10.0], 200_000, tmp_path,
                        ["env=classic/cartpole", "eval.episodes=0", "log.tensorboard=false"])
     assert row.reached[1].frames is not None and row.reached[1].minutes > 0
     assert row.frames < 200_000  # stopped by SIGINT, not by the cap
     assert (row.run_dir / "checkpoints" / "last.pt").is_file()
+
+
+def test_the_bench_says_when_a_run_failed_rather_than_report_it_unreached(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setattr(bench_learning, "POLL_S", 0.5)
+    with pytest.raises(RuntimeError, match="the run failed .exit 2.*workers=0"):
+        run_to_score("workers=0", [10.0], 200_000, tmp_path, ["env=classic/cartpole"])

@@ -81,7 +81,7 @@ def read_episodes(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return frames, hours, scores
 
 
-def _natural(path: Path) -> list[Any]:
+def natural_order(path: Path) -> list[Any]:
     """``sweep/2`` before ``sweep/10``: Optuna's and Hydra's basic sweeper's runs are
     numbered directories."""
     return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in path.parts]
@@ -93,7 +93,7 @@ def find_runs(roots: list[Path]) -> Found:
     found = Found()
     seen: set[Path] = set()
     for root in roots:
-        for config_file in sorted(Path(root).rglob("config.yaml"), key=_natural):
+        for config_file in sorted(Path(root).rglob("config.yaml"), key=natural_order):
             run_dir = config_file.parent
             if run_dir.name == ".hydra" or run_dir in seen:
                 continue

@@ -16,9 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from asyncrl.report.runs import read_episodes
-from asyncrl.startup import first_frame_phases
-
-BEFORE_THE_CLOCK = ("imports and config", "model")  # the phases before wall_time starts
+from asyncrl.startup import BEFORE_THE_CLOCK, first_frame_phases
 
 
 @dataclass(frozen=True)
@@ -56,11 +54,17 @@ def first_reached(frames: np.ndarray, hours: np.ndarray, scores: np.ndarray,
     return found
 
 
-def run_time_to_scores(run_dir: Path, targets: Sequence[float], window: int = 20
-                       ) -> list[Reached]:
+def _read_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Frames, hours and scores in frame order, and the seconds before wall_time began."""
     frames, hours, scores = read_episodes(run_dir / "episodes.csv")
     log = run_dir / "asyncrl.log"
-    offset = seconds_before_the_clock(log.read_text()) if log.exists() else 0.0
+    offset = seconds_before_the_clock(log.read_text(encoding="utf-8")) if log.exists() else 0.0
+    return frames, hours, scores, offset
+
+
+def run_time_to_scores(run_dir: Path, targets: Sequence[float], window: int = 20
+                       ) -> list[Reached]:
+    frames, hours, scores, offset = _read_run(run_dir)
     return first_reached(frames, hours, scores, targets, window, offset)
 
 
@@ -75,8 +79,9 @@ def time_to_table(run_dirs: Sequence[Path], targets: Sequence[float], window: in
     head = " | ".join(f"{t:+g}" for t in targets)
     lines = [f"| run | frames | {head} |", "| --- | ---: |" + " ---: |" * len(targets)]
     for run_dir in run_dirs:
-        frames = read_episodes(run_dir / "episodes.csv")[0]
+        frames, hours, scores, offset = _read_run(run_dir)
         last = int(frames[-1]) if len(frames) else 0
-        cells = [describe(r, last) for r in run_time_to_scores(run_dir, targets, window)]
+        reached = first_reached(frames, hours, scores, targets, window, offset)
+        cells = [describe(r, last) for r in reached]
         lines.append(f"| {run_dir} | {last / 1e6:.2f}M | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from asyncrl.errors import UserError
 from asyncrl.report import build_report, find_runs, status_table
+from asyncrl.report.runs import natural_order
 from asyncrl.report.time_to_score import time_to_table
 from asyncrl.tools import run_tool
 
@@ -50,7 +51,8 @@ def _report(args: argparse.Namespace) -> int:
         return 0
     if args.time_to:
         # runs still going count too: how far one has got is what a user polls for
-        found = sorted({f.parent for d in args.dirs for f in d.rglob("episodes.csv")})
+        found = sorted({f.parent for d in args.dirs for f in d.rglob("episodes.csv")},
+                       key=natural_order)
         if not found:
             raise UserError(f"no episodes.csv under {', '.join(map(str, args.dirs))}")
         print(time_to_table(found, args.time_to, args.window))
