@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from omegaconf import II, MISSING, OmegaConf
 
-from asyncrl.algos.configs import ALGORITHM_CONFIGS, is_value_based
+from asyncrl.algos.configs import ALGORITHM_CONFIGS, epsilon_problem, is_value_based
 from asyncrl.envs.family import families, family_of
 from asyncrl.errors import UserError
 from asyncrl.option_checks import check_options
@@ -352,15 +352,10 @@ def _validate_optimizer(opt: Any) -> None:
 
 
 def _validate_exploration(algo: Any) -> None:
-    finals, probabilities = list(algo.epsilon_finals), list(algo.epsilon_probabilities)
-    if not finals or len(finals) != len(probabilities):
-        raise UserError(f"algo.epsilon_finals {finals} and algo.epsilon_probabilities "
-                        f"{probabilities} must be non-empty and of the same length")
-    if any(not 0 <= e <= 1 for e in [*finals, algo.eval_epsilon]):
-        raise UserError("algo.epsilon_finals and algo.eval_epsilon must lie in [0, 1]")
-    if any(p < 0 for p in probabilities) or abs(sum(probabilities) - 1.0) > 1e-6:
-        raise UserError(f"algo.epsilon_probabilities {probabilities} must be non-negative "
-                        "and sum to 1")
+    problem = epsilon_problem(algo.epsilon_finals, algo.epsilon_probabilities,
+                              algo.eval_epsilon)
+    if problem is not None:
+        raise UserError(problem)
 
 
 def _validate_combination(cfg: Any) -> None:

@@ -31,7 +31,7 @@ from asyncrl import messages
 from asyncrl.algos import build_algorithm
 from asyncrl.algos.replay import SegmentReplay
 from asyncrl.child_output import route_child_output
-from asyncrl.envs import episode_step_limit
+from asyncrl.envs.family import family_of
 from asyncrl.nets import build_model
 from asyncrl.nets.distributions import NonFiniteOutput
 from asyncrl.optim import annealed_lr, clip_grad_norm
@@ -179,9 +179,18 @@ def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> Worke
     actors = Actors(cfg, seed, algorithm, int(cfg.envs_per_worker))
     model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
                         algorithm.head)
-    actors.allocate(model, algorithm.segment_steps or episode_step_limit(actors.env))
+    actors.allocate(model, algorithm.segment_steps or episode_steps(cfg.env))
     return WorkerParts(cfg, spec.worker_id, algorithm, actors, model, shared,
                        _replay(cfg.algo, seed))
+
+
+def episode_steps(env_cfg: Any) -> int:
+    """A whole episode's agent steps at most: the family's limit, the one config.validate
+    checked (it refuses whole-episode updates where there is none)."""
+    limit = family_of(env_cfg).episode_step_limit(env_cfg)
+    if limit is None:
+        raise ValueError(f"{env_cfg.family} environment has no time limit")
+    return int(limit)
 
 
 def _replay(algo_cfg: Any, seed: int) -> SegmentReplay | None:

@@ -7,6 +7,7 @@ module's ``ALGORITHM_CONFIGS`` is the one list of algorithm names.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -112,3 +113,19 @@ ALGORITHM_CONFIGS: dict[str, type] = {
 def is_value_based(name: str) -> bool:
     """Whether algorithm ``name`` learns Q-values (and so needs discrete actions)."""
     return bool(ALGORITHM_CONFIGS[name].value_based)  # type: ignore[attr-defined]
+
+
+def epsilon_problem(finals: Sequence[float], probabilities: Sequence[float],
+                    eval_epsilon: float = 0.0) -> str | None:
+    """What is wrong with these exploration settings, or None: the one check that the
+    config's validation and the worker's draw both ask."""
+    finals, probabilities = list(finals), list(probabilities)
+    if not finals or len(finals) != len(probabilities):
+        return (f"algo.epsilon_finals {finals} and algo.epsilon_probabilities "
+                f"{probabilities} must be non-empty and of the same length")
+    if any(not 0 <= e <= 1 for e in [*finals, eval_epsilon]):
+        return "algo.epsilon_finals and algo.eval_epsilon must lie in [0, 1]"
+    if any(p < 0 for p in probabilities) or abs(sum(probabilities) - 1.0) > 1e-6:
+        return (f"algo.epsilon_probabilities {probabilities} must be non-negative "
+                "and sum to 1")
+    return None

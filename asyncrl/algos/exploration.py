@@ -12,12 +12,15 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from asyncrl.algos.configs import epsilon_problem
+
 
 def draw_final_epsilon(rng: np.random.Generator, finals: Sequence[float],
                        probabilities: Sequence[float]) -> float:
     """One worker's final epsilon."""
-    if len(finals) != len(probabilities):
-        raise ValueError("epsilon finals and probabilities differ in length")
+    problem = epsilon_problem(finals, probabilities)
+    if problem is not None:
+        raise ValueError(problem)
     return float(rng.choice(np.asarray(finals, dtype=float), p=np.asarray(probabilities)))
 
 

@@ -18,17 +18,6 @@ def make_env(env_cfg: Any, render_mode: str | None = None, evaluation: bool = Fa
     return family_of(env_cfg).make(env_cfg, render_mode, evaluation)
 
 
-def episode_step_limit(env: gym.Env) -> int:
-    """The agent steps after which the environment cuts an episode (whole-episode updates
-    size their buffers by it)."""
-    limit = getattr(env.unwrapped, "max_steps", None)
-    if limit is None and env.spec is not None:
-        limit = env.spec.max_episode_steps
-    if limit is None:
-        raise ValueError(f"{env} has no time limit; whole-episode updates need one")
-    return int(limit)
-
-
 def frames_per_step(env_cfg: Any) -> int:
     """Emulator frames one agent step consumes (the paper counts frames, not steps)."""
     return int(getattr(env_cfg, "frame_skip", 1))
