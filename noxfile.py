@@ -102,7 +102,7 @@ def smoke(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Training frames/s of each algorithm against raw env frames/s, 1 and 2 workers, A3C
-    with 1, 4, 8 and 16 environments per worker and in bf16, SB3 A2C in the same run, and
+    with 1, 4, 8 and 16 environments per worker, SB3 A2C in the same run, and
     the seconds to the first frame -> docs/benchmarks.md (`-- --sections learning`: the
     minutes to a Pong score, about an hour)."""
     install(session, "bench")

@@ -1,5 +1,5 @@
 """Throughput benchmark: training frames/s of each algorithm against the raw environment's,
-A3C with k environments per worker and in bf16, the other domains, and the seconds from the
+A3C with k environments per worker, the other domains, and the seconds from the
 command to the first frame; ``--sections learning`` adds the minutes to a Pong score.
 
     python -m asyncrl.bench --workers 1 2 --seconds 30      (what ``nox -s bench`` runs)
@@ -226,8 +226,7 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
         envs_per_worker: list[int] | None = None
         ) -> tuple[list[dict[str, Any]], dict[str, float], float | None]:
     """Rows of training against raw frames/s: every algorithm with one environment per
-    worker, A3C with each k of ``envs_per_worker``, and A3C in bf16 at the smallest and
-    largest k; the phase split; SB3 A2C's rate."""
+    worker, and A3C with each k of ``envs_per_worker``; the phase split; SB3 A2C's rate."""
     register_schemas()
     rows: list[dict[str, Any]] = []
     batched = [k for k in envs_per_worker or [] if k != 1]
@@ -236,20 +235,17 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
                 "total_frames=1_000_000_000", *overrides]
         raw = raw_env_fps(compose_config(base, as_object=True), n, seconds)
         print(f"workers={n}: raw env {raw:,.0f} frames/s", flush=True)
-        runs = [(algo, 1, "fp32") for algo in algos]
-        runs += [("a3c", k, "fp32") for k in batched if "a3c" in algos]
-        # bf16 at the two ends of k, where a batch is smallest and largest
-        runs += [("a3c", k, "bf16") for k in sorted({1, max(batched, default=1)})
-                 if "a3c" in algos]
-        for algo, k, precision in runs:
+        runs = [(algo, 1) for algo in algos]
+        runs += [("a3c", k) for k in batched if "a3c" in algos]
+        for algo, k in runs:
             # the row's own settings last: an override cannot make a row say what it is not
-            cfg = compose_config([*base, f"algo={algo}", f"envs_per_worker={k}",
-                                  f"precision={precision}"], as_object=True)
+            cfg = compose_config([*base, f"algo={algo}", f"envs_per_worker={k}"],
+                                 as_object=True)
             train = training_fps(cfg, seconds)
-            rows.append({"algo": algo, "workers": n, "envs": k, "precision": precision,
-                         "raw": raw, "train": train, "ratio": train / raw})
-            print(f"workers={n}, envs_per_worker={k}, {precision}: {algo} training "
-                  f"{train:,.0f} frames/s, ratio {train / raw:.3f}", flush=True)
+            rows.append({"algo": algo, "workers": n, "envs": k, "raw": raw, "train": train,
+                         "ratio": train / raw})
+            print(f"workers={n}, envs_per_worker={k}: {algo} training {train:,.0f} frames/s, "
+                  f"ratio {train / raw:.3f}", flush=True)
     peer = sb3_a2c_fps(seconds)
     if peer is None:
         print("Stable-Baselines3 is not installed: no peer row (pip install 'asyncrl[bench]')")
@@ -424,11 +420,10 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
         "repeat 4) with random actions, one environment per process, as many processes as "
         "workers. Ratio: training frames/s over raw frames/s, measured in the same run. "
         "envs/worker: `envs_per_worker`, the environments each worker acts for in one batch "
-        "(1 is the paper's loop). precision: `precision=bf16` autocasts the workers' forward "
-        "passes to bfloat16 (weights and the optimizer stay float32).",
+        "(1 is the paper's loop).",
     ]
-    columns = ["algo", "workers", "envs/worker", "precision", "raw env frames/s",
-               "training frames/s", "training frames/s per worker", "ratio"]
+    columns = ["algo", "workers", "envs/worker", "raw env frames/s", "training frames/s",
+               "training frames/s per worker", "ratio"]
     if peer is not None:
         lines += ["", f"Peer: Stable-Baselines3 A2C (`CnnPolicy`, its defaults, "
                   f"`make_atari_env('{SB3_GAME}', n_envs={SB3_ENVS})` with a 4-frame stack, "
@@ -438,8 +433,7 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
     lines += ["", "| " + " | ".join(columns) + " |",
               "| --- | " + " | ".join("---:" for _ in columns[1:]) + " |"]
     for r in rows:
-        cells = [r["algo"], f"{r['workers']:.0f}", f"{r.get('envs', 1):.0f}",
-                 r.get("precision", "fp32"), f"{r['raw']:,.0f}",
+        cells = [r["algo"], f"{r['workers']:.0f}", f"{r.get('envs', 1):.0f}", f"{r['raw']:,.0f}",
                  f"{r['train']:,.0f}", f"{r['train'] / r['workers']:,.0f}", f"{r['ratio']:.3f}"]
         if peer is not None:
             cells.append(f"{r['train'] / peer:.2f}")

@@ -39,10 +39,9 @@ from asyncrl.paths import config_dir
 log = logging.getLogger("asyncrl")
 
 # what may change when a run is resumed; the rest comes from the run's own config
-# (sweep: a preset of the sweeper only; objective: what the run reports, not how it trains;
-# precision: how the forwards are computed, nothing a checkpoint holds)
+# (sweep: a preset of the sweeper only; objective: what the run reports, not how it trains)
 RESUMABLE_KEYS = ("total_frames", "workers", "serial", "max_worker_restarts", "stall_seconds",
-                  "log.", "eval.", "checkpoint.", "objective", "sweep", "precision")
+                  "log.", "eval.", "checkpoint.", "objective", "sweep")
 
 _exit_code = 0
 

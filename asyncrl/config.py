@@ -160,7 +160,6 @@ class TrainConfig:
     lr: float = 7e-4
     workers: int = II("asyncrl.cpus:")
     envs_per_worker: int = 1
-    precision: str = "fp32"
     total_frames: int = 40_000_000
     lr_anneal_frames: int | None = None
     seed: int = 1
@@ -200,7 +199,6 @@ def refusal(schema_name: str, key: str) -> str | None:
     return None
 
 
-PRECISIONS = ("fp32", "bf16")
 # each environment is a live emulator (or a TORCS process); past this the batch stops paying
 MAX_ENVS_PER_WORKER = 256
 SEED_LIMIT = 2**32  # numpy's and torch's seeds are unsigned 32-bit numbers
@@ -233,8 +231,6 @@ def validate(cfg: Any) -> None:
     if not 1 <= cfg.envs_per_worker <= MAX_ENVS_PER_WORKER:
         raise UserError(f"envs_per_worker={cfg.envs_per_worker}: must lie in "
                         f"[1, {MAX_ENVS_PER_WORKER}] (1 is the paper's loop)")
-    if cfg.precision not in PRECISIONS:
-        raise UserError(f"precision={cfg.precision}: choose {' or '.join(PRECISIONS)}")
     if cfg.total_frames <= 0:
         raise UserError(f"total_frames={cfg.total_frames}: must be a positive number of frames")
     if not 0 < cfg.lr <= LR_MAX:

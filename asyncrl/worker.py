@@ -125,12 +125,6 @@ class WorkerParts:
         self.local_params = list(self.model.parameters())
         self.shared_params = list(self.shared.model.parameters())
         self.target_interval = getattr(self.cfg.algo, "target_update_frames", 0)
-        self.bf16 = self.cfg.precision == "bf16"
-
-    def autocast(self) -> Any:
-        """precision=bf16: convolutions and matrix products in bfloat16, on weights and
-        gradients kept in float32 (the backward runs outside, as autocast asks)."""
-        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16)
 
 
 def learning_step(parts: WorkerParts, frames_now: int,
@@ -145,15 +139,13 @@ def learning_step(parts: WorkerParts, frames_now: int,
         for local, remote in zip(parts.local_params, parts.shared_params, strict=True):
             local.copy_(remote)
     lap("sync")
-    with parts.autocast():
-        segments = parts.actors.play(parts.model, frames_now)
+    segments = parts.actors.play(parts.model, frames_now)
     lap("act")
     shared.frames[parts.worker_id] += parts.actors.frames_played(segments)
     batches = parts.actors.batches(segments)
     if parts.replay is not None:
         batches = parts.replay.mix(batches)
-    with parts.autocast():
-        loss, stats = parts.algorithm.loss_many(parts.model, shared.target, batches)
+    loss, stats = parts.algorithm.loss_many(parts.model, shared.target, batches)
     # fresh gradient tensors: nothing to zero, nothing accumulated by accident
     grads = torch.autograd.grad(loss, parts.local_params)
     lap("loss+backward")

@@ -138,7 +138,6 @@ def test_composition_errors_are_one_line(overrides, fragment):
     (["network.policy_init_scale=inf"], "network.policy_init_scale=inf"),
     (["algo.value_loss_coef=-0.5"], "algo.value_loss_coef=-0.5"),
     (["seed=-1"], "seed=-1"),
-    (["precision=fp16"], "precision=fp16: choose fp32 or bf16"),
     (["seed=4294967296"], "seed=4294967296"),
     (["lr=inf"], "lr=inf"),
     (["eval.interval_frames=0"], "eval.interval_frames=0"),
