@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -159,12 +158,13 @@ def table_cells(row: LearningRow) -> list[str]:
             f"{row.frames / (row.minutes * 60):,.0f}" if row.minutes > 0 else "-"]
 
 
-def learning_text(rows: Sequence[Any], targets: Sequence[float], max_frames: int) -> str:
+def learning_text(targets: Sequence[float], max_frames: int, peer: bool = True) -> str:
+    then = (f"; then SB3 A2C (its defaults, {SB3_ENVS} environments, `{SB3_GAME}`) with the "
+            "same target and frame cap" if peer else " (SB3 A2C not run: --no-learning-peer)")
     return (f"The real command, `asyncrl env=atari/pong lr_anneal_frames=40_000_000 "
             f"total_frames={max_frames:_}` with each setting below, run as a fresh process "
             f"and stopped by SIGINT once the mean of the last 20 training episodes reached "
-            f"{max(targets):+g}; then SB3 A2C (its defaults, {SB3_ENVS} environments, "
-            f"`{SB3_GAME}`) with the same target and frame cap. Each cell: minutes from the "
+            f"{max(targets):+g}{then}. Each cell: minutes from the "
             "command (imports included) and frames, at the first mean of 20 at or above the "
             "score. One seed each: on Pong, seeds of one setting differ by millions of "
             "frames (docs/learning.md).")
