@@ -239,3 +239,11 @@ def test_each_algorithm_class_declares_the_schema_and_facts_the_config_uses():
         # what the config checks ask (value-based: discrete actions only) matches what the
         # class learns and needs
         assert is_value_based(name) == (cls.head == "q") == cls.uses_target
+
+
+def test_the_batched_a3c_preset_sets_k_eps_and_lr_and_nothing_else():
+    plain, preset = compose(), compose("+experiment=a3c_batched")
+    assert (preset.envs_per_worker, preset.lr, preset.optimizer.eps) == (16, 1e-3, 1e-3)
+    assert (plain.envs_per_worker, plain.optimizer.eps) == (1, 0.1)
+    assert preset.algo == plain.algo and preset.network == plain.network
+    assert preset.total_frames == plain.total_frames and preset.workers == plain.workers
