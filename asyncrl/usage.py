@@ -22,6 +22,7 @@ Choose (GROUP=OPTION):
   +sweep=      lr_loguniform: the paper's 50 lr draws from LogUniform(1e-4, 1e-2), with -m
                (each run from its env's range: MuJoCo 1e-5 to 1e-1)
   +experiment= atari_five_games, optimizer_comparison, worker_scaling, mujoco_sweep (with -m)
+               a3c_batched (one run: k=16, RMSProp eps 1e-3, lr 1e-3; docs/learning.md)
 
 Keys set most often (defaults in brackets):
   workers=N        actor-learner processes [the cores this process may use]
