@@ -223,12 +223,10 @@ class Launcher:
 
     def _run_serial(self, pool: SerialPool) -> None:
         self.startup.mark(startup.RUN_DIRECTORY)
-        frames_at_start = self.shared.total_frames()
 
         def tick() -> None:
             self._drain(pool.queue, timeout=0.0)
-            if not self.startup.done and self.shared.total_frames() > frames_at_start:
-                self._first_frame()
+            self._say_first_frame()
             self._periodic(alive=1)
 
         pool.run(tick)
@@ -240,11 +238,9 @@ class Launcher:
             self._start_worker(sup, pool, slot)
         if self.cfg.eval.episodes > 0:
             pool.start_evaluator()
-        frames_at_start = self.shared.total_frames()
         while True:
             self._drain(pool.queue, timeout=0.2, sup=sup)
-            if not self.startup.done and self.shared.total_frames() > frames_at_start:
-                self._first_frame()
+            self._say_first_frame()
             if self.shared.total_frames() >= self.cfg.total_frames:
                 return
             self._supervise(sup, pool)
@@ -253,7 +249,10 @@ class Launcher:
                 return  # every worker finished on its own
             self._periodic(alive)
 
-    def _first_frame(self) -> None:
+    def _say_first_frame(self) -> None:
+        """Once, when T first moves past where this run started: how long that took."""
+        if self.startup.done or self.shared.total_frames() == self.shared.base_frames:
+            return
         said = self.startup.finish()
         if said is not None:
             log.info("%s", said)

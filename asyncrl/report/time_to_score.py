@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from asyncrl.plots import rolling_mean
 from asyncrl.report.runs import read_episodes
 from asyncrl.startup import BEFORE_THE_CLOCK, first_frame_phases
 
@@ -32,11 +33,9 @@ def seconds_before_the_clock(log_text: str) -> float:
 
 
 def rolling_window_means(scores: np.ndarray, window: int) -> np.ndarray:
-    """The mean of each run of ``window`` consecutive episodes, ending at episode i."""
-    if len(scores) < window:
-        return np.empty(0)
-    sums = np.cumsum(np.concatenate([[0.0], scores]))
-    return (sums[window:] - sums[:-window]) / window
+    """The mean of each full run of ``window`` consecutive episodes, in episode order (the
+    learning curve's rolling mean without its first, partial windows)."""
+    return np.array(rolling_mean([float(s) for s in scores], window)[window - 1:])
 
 
 def first_reached(frames: np.ndarray, hours: np.ndarray, scores: np.ndarray,
