@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from omegaconf import II, MISSING, OmegaConf
 
+from asyncrl.action_kinds import action_kind_problem
 from asyncrl.algos.configs import ALGORITHM_CONFIGS, epsilon_problem, is_value_based
 from asyncrl.envs.family import families, family_of
 from asyncrl.errors import UserError
@@ -212,7 +213,24 @@ def _positive_finite(value: float) -> bool:
 
 
 def validate(cfg: Any) -> None:
-    """Refuse values that are well-typed but impossible; raise UserError naming the key."""
+    """Refuse values that are well-typed but impossible; raise UserError naming the key.
+
+    First each group's own ranges, then the combinations of choices; the environment's own
+    checks come last, because a missing TORCS or GL library must not hide a mistake the user
+    can fix on the command line.
+    """
+    _check_options_chosen(cfg)
+    _check_run(cfg)
+    _check_intervals(cfg)
+    _check_objective(cfg)
+    _check_algo(cfg.algo)
+    _check_network(cfg.network)
+    _check_optimizer(cfg.optimizer)
+    _check_combinations(cfg)
+
+
+def _check_options_chosen(cfg: Any) -> None:
+    """Each group holds one of its options, not a file of shared keys."""
     for group in ("algo", "network", "optimizer"):
         node = getattr(cfg, group)
         # a file of shared keys (conf/algo/_value_based.yaml) composes, but has no schema
@@ -222,6 +240,10 @@ def validate(cfg: Any) -> None:
             article = "an" if group == "algo" else "a"
             raise UserError(f"{what} is not {article} {group} (conf/{group}/_*.yaml hold shared "
                             f"keys); choose one of {', '.join(sorted(SCHEMAS[group]))}")
+
+
+def _check_run(cfg: Any) -> None:
+    """The top-level keys: processes, frames, lr, seed, restarts."""
     if cfg.workers < 1:
         raise UserError(f"workers={cfg.workers}: need at least 1 worker process")
     limit, why = worker_limit()
@@ -233,59 +255,68 @@ def validate(cfg: Any) -> None:
                         f"[1, {MAX_ENVS_PER_WORKER}] (1 is the paper's loop)")
     if cfg.total_frames <= 0:
         raise UserError(f"total_frames={cfg.total_frames}: must be a positive number of frames")
+    if cfg.lr_anneal_frames is not None and cfg.lr_anneal_frames <= 0:
+        raise UserError(f"lr_anneal_frames={cfg.lr_anneal_frames}: must be a positive number "
+                        "of frames, or null to anneal over total_frames")
     if not 0 < cfg.lr <= LR_MAX:
         raise UserError(f"lr={cfg.lr}: the learning rate must lie in (0, {LR_MAX:g}]")
     if not 0 <= cfg.seed < SEED_LIMIT:
         raise UserError(f"seed={cfg.seed}: must lie in [0, 2**32)")
-    _validate_intervals(cfg)
-    _validate_objective(cfg)
-    if cfg.log.wandb:
-        check_wandb_installed()
-    _validate_optimizer(cfg.optimizer)
-    if not 0 <= getattr(cfg.algo, "entropy_beta", 0.0) <= 1:
-        raise UserError(f"algo.entropy_beta={cfg.algo.entropy_beta}: must lie in [0, 1] "
-                        "(the paper: 0.01, MuJoCo 1e-4)")
-    if not _positive_finite(cfg.algo.max_grad_norm):
-        raise UserError(f"algo.max_grad_norm={cfg.algo.max_grad_norm}: must be positive "
-                        "and finite")
-    if cfg.lr_anneal_frames is not None and cfg.lr_anneal_frames <= 0:
-        raise UserError(f"lr_anneal_frames={cfg.lr_anneal_frames}: must be a positive number "
-                        "of frames, or null to anneal over total_frames")
-    _validate_sizes(cfg.network)
-    activation = getattr(cfg.network, "mlp_activation", "relu")
-    if activation not in ("relu", "tanh"):
-        raise UserError(f"network.mlp_activation={activation}: choose relu or tanh")
-    scale = getattr(cfg.network, "policy_init_scale", 1.0)
-    if not _positive_finite(scale):
-        raise UserError(f"network.policy_init_scale={scale}: must be positive and finite")
-    coef = getattr(cfg.algo, "value_loss_coef", 1.0)
-    if not 0 < coef <= 1:
-        raise UserError(f"algo.value_loss_coef={coef}: must lie in (0, 1]")
-    if cfg.serial and cfg.workers != 1:
-        raise UserError(f"serial=true runs one worker in-process; got workers={cfg.workers}")
-    for key in ("t_max", "async_update", "target_update_frames"):
-        if getattr(cfg.algo, key, 1) < 1:
-            raise UserError(f"algo.{key}={getattr(cfg.algo, key)}: must be at least 1")
-    if not 0 <= cfg.algo.gamma <= 1:
-        raise UserError(f"algo.gamma={cfg.algo.gamma}: must lie in [0, 1]")
-    if is_value_based(cfg.algo.name):
-        _validate_exploration(cfg.algo)
     if cfg.max_worker_restarts < 0:
         raise UserError("max_worker_restarts must be 0 or more")
     if not cfg.stall_seconds > 0:
         raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
-    if cfg.eval.episodes < 0:
-        raise UserError("eval.episodes must be 0 or more")
-    # combinations before the environment's own checks: a missing TORCS or GL library must
-    # not hide a mistake the user can fix on the command line
+    if cfg.log.wandb:
+        check_wandb_installed()
+
+
+def _check_algo(algo: Any) -> None:
+    """The algorithm's own keys; a key another algorithm has is skipped where absent."""
+    if not 0 <= algo.gamma <= 1:
+        raise UserError(f"algo.gamma={algo.gamma}: must lie in [0, 1]")
+    for key in ("t_max", "async_update", "target_update_frames"):
+        if getattr(algo, key, 1) < 1:
+            raise UserError(f"algo.{key}={getattr(algo, key)}: must be at least 1")
+    if not _positive_finite(algo.max_grad_norm):
+        raise UserError(f"algo.max_grad_norm={algo.max_grad_norm}: must be positive "
+                        "and finite")
+    if not 0 <= getattr(algo, "entropy_beta", 0.0) <= 1:
+        raise UserError(f"algo.entropy_beta={algo.entropy_beta}: must lie in [0, 1] "
+                        "(the paper: 0.01, MuJoCo 1e-4)")
+    coef = getattr(algo, "value_loss_coef", 1.0)
+    if not 0 < coef <= 1:
+        raise UserError(f"algo.value_loss_coef={coef}: must lie in (0, 1]")
+    if is_value_based(algo.name):
+        problem = epsilon_problem(algo.epsilon_finals, algo.epsilon_probabilities,
+                                  algo.eval_epsilon)
+        if problem is not None:
+            raise UserError(problem)
+
+
+def _check_network(network: Any) -> None:
+    """Layer sizes, the MLP's activation and the policy's initial scale."""
+    _check_sizes(network)
+    activation = getattr(network, "mlp_activation", "relu")
+    if activation not in ("relu", "tanh"):
+        raise UserError(f"network.mlp_activation={activation}: choose relu or tanh")
+    scale = getattr(network, "policy_init_scale", 1.0)
+    if not _positive_finite(scale):
+        raise UserError(f"network.policy_init_scale={scale}: must be positive and finite")
+
+
+def _check_combinations(cfg: Any) -> None:
+    """Choices that are each valid but cannot work together, then the environment's own."""
+    if cfg.serial and cfg.workers != 1:
+        raise UserError(f"serial=true runs one worker in-process; got workers={cfg.workers}")
     family = family_of(cfg.env)
     family.check_available(cfg.env)
-    _validate_combination(cfg)
+    _check_actions_against_choices(cfg)
+    _check_episode_updates(cfg)
     check_options(cfg, family.observes_images(cfg.env))
     family.check(cfg.env)
 
 
-def _validate_intervals(cfg: Any) -> None:
+def _check_intervals(cfg: Any) -> None:
     checks = [("eval.interval_frames", cfg.eval.interval_frames, 1),
               ("eval.max_episode_frames", cfg.eval.max_episode_frames, 1),
               ("checkpoint.interval_frames", cfg.checkpoint.interval_frames, 1),
@@ -298,6 +329,8 @@ def _validate_intervals(cfg: Any) -> None:
                         "must be positive and finite")
     if not 0 <= cfg.log.interval_seconds < float("inf"):
         raise UserError(f"log.interval_seconds={cfg.log.interval_seconds}: must be 0 or more")
+    if cfg.eval.episodes < 0:
+        raise UserError("eval.episodes must be 0 or more")
 
 
 # units in one layer: the paper's largest is 256; past this one worker's copy of the model
@@ -305,7 +338,7 @@ def _validate_intervals(cfg: Any) -> None:
 MAX_LAYER_UNITS = 4096
 
 
-def _validate_sizes(network: Any) -> None:
+def _check_sizes(network: Any) -> None:
     sizes = [(f"network.{key}", getattr(network, key)) for key in ("hidden", "lstm_size")
              if hasattr(network, key)]
     sizes += [(f"network.mlp_layers[{i}]", units)
@@ -318,7 +351,7 @@ def _validate_sizes(network: Any) -> None:
 OBJECTIVES = ("train_score", "eval_score")
 
 
-def _validate_objective(cfg: Any) -> None:
+def _check_objective(cfg: Any) -> None:
     if cfg.objective not in OBJECTIVES:
         raise UserError(f"objective={cfg.objective}: choose {' or '.join(OBJECTIVES)}")
     if cfg.objective != "eval_score":
@@ -334,7 +367,7 @@ def _validate_objective(cfg: Any) -> None:
                         f"{cfg.eval.interval_frames:,}; lower eval.interval_frames")
 
 
-def _validate_optimizer(opt: Any) -> None:
+def _check_optimizer(opt: Any) -> None:
     decay = ("momentum", opt.momentum) if opt.name == "momentum_sgd" else ("alpha", opt.alpha)
     if not 0 <= decay[1] < 1:
         raise UserError(f"optimizer.{decay[0]}={decay[1]}: must lie in [0, 1)")
@@ -347,15 +380,8 @@ def _validate_optimizer(opt: Any) -> None:
                             "must be 0 or more and finite")
 
 
-def _validate_exploration(algo: Any) -> None:
-    problem = epsilon_problem(algo.epsilon_finals, algo.epsilon_probabilities,
-                              algo.eval_epsilon)
-    if problem is not None:
-        raise UserError(problem)
-
-
-def _validate_combination(cfg: Any) -> None:
-    """Pairs of choices that each compose but cannot work together."""
+def _check_actions_against_choices(cfg: Any) -> None:
+    """The environment's kind of action against the algorithm and the network."""
     family = family_of(cfg.env)
     name = family.name_in_errors(cfg.env)
     value_based = is_value_based(cfg.algo.name)
@@ -371,19 +397,22 @@ def _validate_combination(cfg: Any) -> None:
     if value_based and gaussian:
         raise UserError(f"algo={cfg.algo.name} needs one Q-value per discrete action, which "
                         "network=gaussian does not give; use network=ff or network=lstm")
-    if continuous and not gaussian:
-        raise UserError(f"{name} has continuous actions, but "
-                        f"network={cfg.network.name} has a softmax policy; use network=gaussian")
-    if gaussian and not continuous:
-        raise UserError(f"network=gaussian draws continuous actions, but {name} "
-                        "has discrete ones; use network=ff or network=lstm")
-    if cfg.algo.name == "a3c" and cfg.algo.episode_updates:
-        limit = family.episode_step_limit(cfg.env)
-        if limit is None or limit > EPISODE_UPDATE_MAX_STEPS:
-            raise UserError(f"algo.episode_updates=true makes each update one whole episode, "
-                            f"which needs a time limit of at most {EPISODE_UPDATE_MAX_STEPS:,} "
-                            f"steps; {name} has "
-                            f"{'none' if limit is None else f'{limit:,}'}")
+    problem = action_kind_problem(cfg.network.name, continuous, name)
+    if problem is not None:
+        raise UserError(problem)
+
+
+def _check_episode_updates(cfg: Any) -> None:
+    """Whole-episode updates need a time limit that bounds the episode's buffer."""
+    if cfg.algo.name != "a3c" or not cfg.algo.episode_updates:
+        return
+    family = family_of(cfg.env)
+    limit = family.episode_step_limit(cfg.env)
+    if limit is None or limit > EPISODE_UPDATE_MAX_STEPS:
+        raise UserError(f"algo.episode_updates=true makes each update one whole episode, "
+                        f"which needs a time limit of at most {EPISODE_UPDATE_MAX_STEPS:,} "
+                        f"steps; {family.name_in_errors(cfg.env)} has "
+                        f"{'none' if limit is None else f'{limit:,}'}")
 
 
 GROUP_KEYS = {"algo": "name", "env": "family", "network": "name", "optimizer": "name"}

@@ -168,7 +168,7 @@ class Launcher:
                 else:
                     self._run_processes(supervision, supervision.pool)
             except BaseException as error:
-                ending = self._ending(error)
+                ending = ending_of(error, self.run_dir)
                 if not isinstance(error, ENDINGS_TOLD):
                     raise
             finally:
@@ -179,28 +179,6 @@ class Launcher:
                         ending = Ending(exit_codes.FAILED, run_status.FAILED, unwritten)
                     self._write_final_status(ending.status, ending.reason)
         return ending.code
-
-    def _ending(self, error: BaseException) -> Ending:
-        """How a run that raised ``error`` ends, said in the log."""
-        if isinstance(error, KeyboardInterrupt):
-            log.warning("interrupted: stopping the workers and saving a checkpoint")
-            if isinstance(error, Terminated):
-                return Ending(exit_codes.TERMINATED, run_status.INTERRUPTED,
-                              "terminated (SIGTERM)")
-            return Ending(exit_codes.INTERRUPTED, run_status.INTERRUPTED, "interrupted")
-        if isinstance(error, RunDiverged):
-            log.error("the run diverged: %s", error)
-            return Ending(exit_codes.DIVERGED, run_status.DIVERGED, str(error))
-        if isinstance(error, RunFailed):
-            log.error("%s", error)
-            return Ending(exit_codes.FAILED, run_status.FAILED, str(error))
-        if isinstance(error, OSError):  # a full disk or a lost directory under a log file
-            reason = self._unwritable(error)
-            log.error("%s", reason)
-            return Ending(exit_codes.FAILED, run_status.FAILED, reason)
-        # a bug: the status says what, and the traceback goes on up
-        return Ending(exit_codes.FAILED, run_status.FAILED,
-                      f"{type(error).__name__}: {error}".splitlines()[0])
 
     def _write_status(self, status: str, reason: str = "") -> None:
         recorder = self.recorder
@@ -439,8 +417,7 @@ class Launcher:
         return failure
 
     def _unwritable(self, error: OSError) -> str:
-        where = error.filename or self.run_dir
-        return f"{error.strerror or error} while writing to {where}"
+        return unwritable(error, self.run_dir)
 
 
 @contextlib.contextmanager
@@ -466,8 +443,35 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM: stopped as by Ctrl-C, but the exit code says which signal (143)."""
 
 
-# what ``Launcher._ending`` turns into an exit code and a line; anything else is a bug
+# what ``ending_of`` turns into an exit code and a line; anything else is a bug
 ENDINGS_TOLD = (KeyboardInterrupt, RunDiverged, RunFailed, OSError)
+
+
+def ending_of(error: BaseException, run_dir: Path) -> Ending:
+    """How a run that raised ``error`` ends (exit code, status, reason), said in the log."""
+    if isinstance(error, KeyboardInterrupt):
+        log.warning("interrupted: stopping the workers and saving a checkpoint")
+        if isinstance(error, Terminated):
+            return Ending(exit_codes.TERMINATED, run_status.INTERRUPTED, "terminated (SIGTERM)")
+        return Ending(exit_codes.INTERRUPTED, run_status.INTERRUPTED, "interrupted")
+    if isinstance(error, RunDiverged):
+        log.error("the run diverged: %s", error)
+        return Ending(exit_codes.DIVERGED, run_status.DIVERGED, str(error))
+    if isinstance(error, RunFailed):
+        log.error("%s", error)
+        return Ending(exit_codes.FAILED, run_status.FAILED, str(error))
+    if isinstance(error, OSError):  # a full disk or a lost directory under a log file
+        reason = unwritable(error, run_dir)
+        log.error("%s", reason)
+        return Ending(exit_codes.FAILED, run_status.FAILED, reason)
+    # a bug: the status says what, and the traceback goes on up
+    return Ending(exit_codes.FAILED, run_status.FAILED,
+                  f"{type(error).__name__}: {error}".splitlines()[0])
+
+
+def unwritable(error: OSError, run_dir: Path) -> str:
+    """The line a failed write ends the run with."""
+    return f"{error.strerror or error} while writing to {error.filename or run_dir}"
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

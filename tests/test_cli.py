@@ -113,13 +113,13 @@ def test_bad_input_is_one_line_with_nonzero_exit_and_nothing_written(workdir, ar
 def test_a_q_method_with_a_gaussian_network_is_refused_with_what_to_use():
     from omegaconf import OmegaConf
 
-    from asyncrl.config import _validate_combination
+    from asyncrl.config import _check_actions_against_choices
     from asyncrl.errors import UserError
 
     cfg = OmegaConf.create({"algo": {"name": "nstep_q"}, "network": {"name": "gaussian"},
                             "env": {"family": "atari", "game": "pong"}})
     with pytest.raises(UserError, match="use network=ff or network=lstm$"):
-        _validate_combination(cfg)
+        _check_actions_against_choices(cfg)
 
 
 def test_corrupt_checkpoint_is_refused_on_resume(workdir):

@@ -86,3 +86,22 @@ def test_the_mlp_torso_uses_the_activation_named(activation):
     features = model.torso(torch.full((1, 4), 1e3))
     if activation == "tanh":
         assert features.abs().max() <= 1  # bounded, whatever the input
+
+
+@pytest.mark.parametrize(("network", "action_space", "fragment"), [
+    ("ff", Box(-1.0, 1.0, (2,)), "has a softmax policy; use network=gaussian"),
+    ("lstm", Box(-1.0, 1.0, (2,)), "has a softmax policy; use network=gaussian"),
+    ("gaussian", Discrete(3), "has discrete ones; use network=ff or network=lstm"),
+])
+def test_build_model_refuses_the_kind_of_action_by_the_same_words_as_validation(
+        network, action_space, fragment):
+    from asyncrl.action_kinds import action_kind_problem
+
+    cfg = compose(f"network={network}")
+    with pytest.raises(ValueError, match=fragment):
+        build_model(cfg, Box(-1.0, 1.0, (4,)), action_space, "actor_critic")
+    # the config's check gives the same reason for an environment by name
+    problem = action_kind_problem(network, isinstance(action_space, Box), "env=x")
+    assert problem is not None and problem.startswith("env=x") == (network != "gaussian")
+    assert fragment in problem
+    assert action_kind_problem(network, network == "gaussian", "env=x") is None

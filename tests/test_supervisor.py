@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from asyncrl.supervisor import GiveUp, Kill, Restart, Seen, Supervisor, describe_exit
 
 ALIVE = Seen(alive=True, exitcode=None, frames=0)
@@ -59,3 +61,37 @@ def test_exit_codes_in_words():
     assert describe_exit(-signal.SIGTERM) == "killed by SIGTERM"
     assert describe_exit(-99) == "killed by signal 99"
     assert describe_exit(3) == "exit code 3"
+
+
+def _ending_table():
+    from asyncrl import exit_codes, run_status
+    from asyncrl.launcher import RunDiverged, RunFailed, Terminated
+
+    full = OSError(28, "No space left on device")
+    full.filename = "/runs/x/episodes.csv"
+    return [
+        (KeyboardInterrupt(), exit_codes.INTERRUPTED, run_status.INTERRUPTED, "interrupted"),
+        (Terminated(), exit_codes.TERMINATED, run_status.INTERRUPTED, "terminated (SIGTERM)"),
+        (RunDiverged("loss is nan at T=5"), exit_codes.DIVERGED, run_status.DIVERGED,
+         "loss is nan at T=5"),
+        (RunFailed("worker 1 gave up"), exit_codes.FAILED, run_status.FAILED,
+         "worker 1 gave up"),
+        (full, exit_codes.FAILED, run_status.FAILED,
+         "No space left on device while writing to /runs/x/episodes.csv"),
+        (OSError(5, "Input/output error"), exit_codes.FAILED, run_status.FAILED,
+         "Input/output error while writing to /runs/x"),
+        (ValueError("bad shape\nmore lines"), exit_codes.FAILED, run_status.FAILED,
+         "ValueError: bad shape"),
+    ]
+
+
+@pytest.mark.parametrize(("error", "code", "status", "reason"), _ending_table())
+def test_each_way_a_run_ends_has_its_exit_code_status_and_reason(error, code, status, reason):
+    from pathlib import Path
+
+    from asyncrl.launcher import ENDINGS_TOLD, ending_of
+
+    ending = ending_of(error, Path("/runs/x"))
+    assert (ending.code, ending.status, ending.reason) == (code, status, reason)
+    # only a bug's traceback goes on up to the user
+    assert isinstance(error, ENDINGS_TOLD) == (not isinstance(error, ValueError))

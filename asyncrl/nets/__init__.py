@@ -7,6 +7,7 @@ from typing import Any
 import gymnasium as gym
 from torch import nn
 
+from asyncrl.action_kinds import action_kind_problem
 from asyncrl.nets.agent_network import ActorCritic, AgentNetwork, QNetwork
 from asyncrl.nets.gaussian import GaussianActorCritic
 from asyncrl.nets.recurrent import LSTMCore, LSTMState, detach_state
@@ -14,6 +15,7 @@ from asyncrl.nets.torsos import ConvTorso, MLPTorso
 
 __all__ = ["HEADS", "ActorCritic", "AgentNetwork", "GaussianActorCritic", "LSTMCore", "LSTMState",
            "QNetwork", "build_model", "detach_state"]
+
 
 
 def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
@@ -41,14 +43,17 @@ def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space,
     torso (and core) ``cfg.network`` names."""
     if head not in HEADS:
         raise ValueError(f"unknown head '{head}': one of {HEADS}")
+    problem = action_kind_problem(cfg.network.name, isinstance(action_space, gym.spaces.Box),
+                                  f"the action space {action_space}")
+    if problem is not None:
+        raise ValueError(problem)
     if cfg.network.name == "gaussian":
-        if not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
-            raise ValueError(f"network=gaussian needs a vector of continuous actions, "
-                             f"got {action_space}")
+        if len(action_space.shape) != 1:
+            raise ValueError(f"network=gaussian needs a vector of actions, got {action_space}")
         return GaussianActorCritic(tuple(observation_space.shape or ()), action_space.shape[0],
                                    hidden=cfg.network.hidden, lstm_size=cfg.network.lstm_size)
-    if not isinstance(action_space, gym.spaces.Discrete):
-        raise ValueError(f"network={cfg.network.name} needs discrete actions, got {action_space}")
+    if not isinstance(action_space, gym.spaces.Discrete):  # MultiDiscrete, Tuple, ...
+        raise ValueError(f"network={cfg.network.name} needs one of n actions, got {action_space}")
     torso = build_torso(cfg.network, observation_space)
     core = None
     if cfg.network.name == "lstm":
