@@ -46,10 +46,12 @@ class Policy:
         return self.model.initial_state()
 
     def act(self, obs: Any, state: Any) -> tuple[Any, Any]:
-        """The action for one observation, and the recurrent state to pass next time."""
+        """The action for one observation, and the recurrent state to pass next time: the
+        training workers' acting, on a batch of one, in its evaluation mode."""
         with torch.inference_mode():
             batch = torch.as_tensor(np.asarray(obs)).unsqueeze(0)
-            return self.algorithm.eval_act(self.model, batch, state, 0)
+            actions, states = self.algorithm.act(self.model, batch, [state], 0, evaluating=True)
+            return actions[0], states[0]
 
 
 def play_episode(

@@ -1,11 +1,11 @@
 """Acting: a worker's environments, and the segments they play between two updates.
 
-With one environment per worker (``envs_per_worker=1``, the paper's loop) an actor plays up
-to t_max steps, one forward per step. With k environments the worker steps them in lock
-step and acts for all of them in one batched forward, as PAAC and GA3C do; each environment
-still ends its own segment at its own terminal, bootstraps on its own, and keeps its own
-recurrent state, score and no-op start. An environment whose segment ended waits for the
-others' segments, which are at most t_max steps, so a reset never holds them up.
+One loop plays every k (``envs_per_worker``; k = 1 is the paper's loop). The environments
+step in lock step and those that need an action get it from one batched forward, as PAAC
+and GA3C do; each environment still ends its own segment at its own terminal, bootstraps on
+its own, and keeps its own recurrent state, score and no-op start. An environment whose
+segment ended waits for the others' segments, which are at most t_max steps, so a reset
+never holds them up.
 """
 
 from __future__ import annotations
@@ -44,13 +44,12 @@ class Segment:
 
 class Actor:
     """One environment, its current observation, the recurrent state before that observation,
-    and the running score of its episode."""
+    Sarsa's pending action, and the running score of its episode."""
 
-    def __init__(self, cfg: Any, seed: int, algorithm: Any) -> None:
+    def __init__(self, cfg: Any, seed: int) -> None:
         self.env_cfg = cfg.env
         self.env = make_env(cfg.env)
         self.obs, _ = self.env.reset(seed=seed)
-        self.algorithm = algorithm
         self.frame_skip = frames_per_step(cfg.env)
         self.clip = cfg.env.clip_rewards
         # what the learner sees; the score stays in the environment's own units
@@ -74,44 +73,6 @@ class Actor:
             reward = max(-1.0, min(1.0, reward))
         return reward, learning_terminal(self.env_cfg, terminated, info), terminated or truncated
 
-    def rollout(self, model: Any, obs_buf: torch.Tensor, action_buf: torch.Tensor,
-                t_max: int, frames: int) -> Segment:
-        """Act until t_max steps or a terminal; fill the buffers.
-
-        ``obs_buf[steps]`` ends up holding the state after the segment, which a
-        non-terminal segment bootstraps from (a time-limit cut included).
-        """
-        if self.state is None:
-            self.state = model.initial_state()
-        start_state = detach_state(self.state)
-        rewards: list[float] = []
-        terminals: list[bool] = []
-        episode_over = False
-        with torch.inference_mode():
-            for t in range(t_max):
-                obs_buf[t].copy_(torch.from_numpy(self.obs))
-                if self.pending is not None:
-                    action, self.state = self.pending
-                    self.pending = None
-                else:
-                    action, self.state = self.algorithm.act(model, obs_buf[t : t + 1],
-                                                            self.state, frames)
-                action_buf[t] = action if isinstance(action, int) else torch.from_numpy(action)
-                reward, terminal, episode_over = self.step(action)
-                rewards.append(reward)
-                terminals.append(terminal)
-                if terminal or episode_over:
-                    break
-            steps = len(rewards)
-            obs_buf[steps].copy_(torch.from_numpy(self.obs))
-            next_action = None
-            if self.algorithm.needs_next_action and not terminals[-1]:
-                next_action, after = self.algorithm.act(model, obs_buf[steps : steps + 1],
-                                                        self.state, frames)
-                self.pending = (next_action, after)
-        self.state = detach_state(self.state)  # truncated BPTT: no history past this segment
-        return Segment(rewards, terminals, episode_over, start_state, next_action)
-
     def finish_episode(self) -> tuple[float, int]:
         """Reset for the next episode; returns the finished one's raw score and frames."""
         done = (self.score, self.episode_frames)
@@ -134,7 +95,7 @@ class Actors:
 
     def __init__(self, cfg: Any, seed: int, algorithm: Any, count: int) -> None:
         # the first keeps the worker's own seed: one environment per worker plays as before
-        self.members = [Actor(cfg, seed if i == 0 else derive_seed(seed, i), algorithm)
+        self.members = [Actor(cfg, seed if i == 0 else derive_seed(seed, i))
                         for i in range(count)]
         self.algorithm = algorithm
         self.frame_skip = self.members[0].frame_skip
@@ -160,11 +121,76 @@ class Actors:
                                                      dtype=sample.dtype))
 
     def play(self, model: Any, frames: int) -> list[Segment]:
-        """One segment per environment, acting on ``model`` at global step ``frames``."""
-        if len(self.members) == 1:
-            return [self.members[0].rollout(model, self.obs_bufs[0], self.action_bufs[0],
-                                            self.t_max, frames)]
-        return self._play_in_lock_step(model, frames)
+        """One segment per environment, acting on ``model`` at global step ``frames``.
+
+        ``obs_bufs[i][steps]`` ends up holding the state after environment i's segment,
+        which a non-terminal segment bootstraps from (a time-limit cut included).
+        """
+        members = self.members
+        for actor in members:
+            if actor.state is None:
+                actor.state = model.initial_state()
+        segments = [Segment([], [], False, detach_state(actor.state)) for actor in members]
+        actions: list[Any] = [None] * len(members)
+        live = list(range(len(members)))
+        with torch.inference_mode():
+            for t in range(self.t_max):
+                choosing = []
+                for i in live:
+                    actor = members[i]
+                    self.obs_bufs[i][t].copy_(torch.from_numpy(actor.obs))
+                    if actor.pending is not None:  # Sarsa's a', chosen when it bootstrapped
+                        actions[i], actor.state = actor.pending
+                        actor.pending = None
+                    else:
+                        choosing.append(i)
+                if choosing:
+                    chosen, states = self._act(model, frames, choosing, [t] * len(choosing))
+                    for i, action, state in zip(choosing, chosen, states, strict=True):
+                        actions[i], members[i].state = action, state
+                still = []
+                for i in live:
+                    segment, action = segments[i], actions[i]
+                    self.action_bufs[i][t] = (action if isinstance(action, int)
+                                              else torch.from_numpy(action))
+                    reward, terminal, segment.episode_over = members[i].step(action)
+                    segment.rewards.append(reward)
+                    segment.terminals.append(terminal)
+                    if not (terminal or segment.episode_over):
+                        still.append(i)
+                live = still
+                if not live:
+                    break
+            for i, actor in enumerate(members):
+                self.obs_bufs[i][segments[i].steps].copy_(torch.from_numpy(actor.obs))
+            if self.algorithm.needs_next_action:
+                self._choose_next_actions(model, frames, segments)
+        for actor in members:
+            actor.state = detach_state(actor.state)  # truncated BPTT: no history past here
+        return segments
+
+    def _act(self, model: Any, frames: int, who: list[int], rows: list[int]
+             ) -> tuple[list[Any], list[Any]]:
+        """The algorithm's actions for members ``who``, each on ``obs_bufs[i][rows[j]]``,
+        from one forward."""
+        if len(who) == 1:  # a view of the buffer: no copy (every step of the paper's loop)
+            obs = self.obs_bufs[who[0]][rows[0] : rows[0] + 1]
+        else:
+            obs = self.acting_obs[: len(who)]
+            for j, (i, row) in enumerate(zip(who, rows, strict=True)):
+                obs[j].copy_(self.obs_bufs[i][row])
+        return self.algorithm.act(model, obs, [self.members[i].state for i in who], frames)
+
+    def _choose_next_actions(self, model: Any, frames: int, segments: list[Segment]) -> None:
+        """Sarsa's a' for each segment that did not end terminally, in one forward; the
+        next segment takes it, with the recurrent state after it."""
+        want = [i for i, segment in enumerate(segments) if not segment.terminals[-1]]
+        if not want:
+            return
+        chosen, after = self._act(model, frames, want, [segments[i].steps for i in want])
+        for i, action, state in zip(want, chosen, after, strict=True):
+            segments[i].next_action = action
+            self.members[i].pending = (action, state)
 
     def batches(self, segments: list[Segment]) -> list[SegmentBatch]:
         return [segment.batch(obs, actions) for segment, obs, actions
@@ -172,75 +198,6 @@ class Actors:
 
     def frames_played(self, segments: list[Segment]) -> int:
         return sum(segment.steps for segment in segments) * self.frame_skip
-
-    def _play_in_lock_step(self, model: Any, frames: int) -> list[Segment]:
-        members, algorithm = self.members, self.algorithm
-        for actor in members:
-            if actor.state is None:
-                actor.state = model.initial_state()
-        starts = [detach_state(actor.state) for actor in members]
-        rewards: list[list[float]] = [[] for _ in members]
-        terminals: list[list[bool]] = [[] for _ in members]
-        over = [False] * len(members)
-        next_actions: list[Any] = [None] * len(members)
-        live = list(range(len(members)))
-        with torch.inference_mode():
-            for t in range(self.t_max):
-                actions: dict[int, Any] = {}
-                choosing = []
-                for i in live:
-                    actor = members[i]
-                    self.obs_bufs[i][t].copy_(torch.from_numpy(actor.obs))
-                    if actor.pending is not None:
-                        actions[i], actor.state = actor.pending
-                        actor.pending = None
-                    else:
-                        choosing.append(i)
-                if choosing:
-                    obs = self.acting_obs[: len(choosing)]
-                    for row, i in enumerate(choosing):
-                        obs[row].copy_(self.obs_bufs[i][t])
-                    chosen, states = algorithm.act_many(
-                        model, obs, [members[i].state for i in choosing], frames)
-                    for i, action, state in zip(choosing, chosen, states, strict=True):
-                        actions[i], members[i].state = action, state
-                still = []
-                for i in live:
-                    action = actions[i]
-                    self.action_bufs[i][t] = (action if isinstance(action, int)
-                                              else torch.from_numpy(action))
-                    reward, terminal, over[i] = members[i].step(action)
-                    rewards[i].append(reward)
-                    terminals[i].append(terminal)
-                    if not (terminal or over[i]):
-                        still.append(i)
-                live = still
-                if not live:
-                    break
-            for i, actor in enumerate(members):
-                self.obs_bufs[i][len(rewards[i])].copy_(torch.from_numpy(actor.obs))
-            if algorithm.needs_next_action:
-                self._choose_next_actions(model, frames, rewards, terminals, next_actions)
-        for actor in members:
-            actor.state = detach_state(actor.state)  # truncated BPTT, as in Actor.rollout
-        return [Segment(rewards[i], terminals[i], over[i], starts[i], next_actions[i])
-                for i in range(len(members))]
-
-    def _choose_next_actions(self, model: Any, frames: int, rewards: list[list[float]],
-                             terminals: list[list[bool]], next_actions: list[Any]) -> None:
-        """Sarsa's a' for each segment that did not end terminally, in one forward."""
-        members = self.members
-        want = [i for i in range(len(members)) if not terminals[i][-1]]
-        if not want:
-            return
-        obs = self.acting_obs[: len(want)]
-        for row, i in enumerate(want):
-            obs[row].copy_(self.obs_bufs[i][len(rewards[i])])
-        chosen, after = self.algorithm.act_many(model, obs, [members[i].state for i in want],
-                                                frames)
-        for i, action, state in zip(want, chosen, after, strict=True):
-            next_actions[i] = action
-            members[i].pending = (action, state)
 
     def close(self) -> None:
         for actor in self.members:

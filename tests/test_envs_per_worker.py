@@ -11,7 +11,7 @@ import torch
 
 from asyncrl.algos import build_algorithm
 from asyncrl.nets import build_model
-from asyncrl.rollout import Actor, Actors
+from asyncrl.rollout import Actors
 from tests.conftest import QUICK, compose, run_cli
 
 ALGOS = ("a3c", "one_step_q", "one_step_sarsa", "nstep_q")
@@ -72,24 +72,25 @@ def test_one_update_from_k_segments_is_the_sum_of_k_one_segment_updates(algo, ne
 @pytest.mark.parametrize("algo", ["one_step_q", "one_step_sarsa", "nstep_q"])
 def test_each_batched_environment_plays_what_it_would_play_alone(algo, network):
     cfg, algorithm, actors, model = _setup(algo, network, 3, *GREEDY)
-    alone = [Actor(cfg, seed, build_algorithm(cfg.algo, torch.Generator().manual_seed(0)))
+    alone = [Actors(cfg, seed, build_algorithm(cfg.algo, torch.Generator().manual_seed(0)), 1)
              for seed in _member_seeds(actors)]
-    obs_buf = torch.zeros(T_MAX + 1, 4)
-    action_buf = torch.zeros(T_MAX, dtype=torch.int64)
+    for lone in alone:
+        lone.allocate(model, T_MAX)
     ended_early_while_others_went_on = False
     for _ in range(40):
         segments = actors.play(model, 10**9)
         for i, (segment, lone) in enumerate(zip(segments, alone, strict=True)):
-            mine = lone.rollout(model, obs_buf, action_buf, T_MAX, 10**9)
+            (mine,) = lone.play(model, 10**9)
             assert (mine.rewards, mine.terminals, mine.episode_over, mine.next_action) == (
                 segment.rewards, segment.terminals, segment.episode_over, segment.next_action)
             torch.testing.assert_close(actors.obs_bufs[i][: segment.steps + 1],
-                                       obs_buf[: mine.steps + 1])
-            assert torch.equal(actors.action_bufs[i][: segment.steps], action_buf[: mine.steps])
+                                       lone.obs_bufs[0][: mine.steps + 1])
+            assert torch.equal(actors.action_bufs[i][: segment.steps],
+                               lone.action_bufs[0][: mine.steps])
             if network == "lstm":  # the batched LSTM step carried this member's own state
-                torch.testing.assert_close(actors.members[i].state, lone.state)
+                torch.testing.assert_close(actors.members[i].state, lone.members[0].state)
             if segment.episode_over:
-                lone.finish_episode()
+                lone.members[0].finish_episode()
         lengths = [s.steps for s in segments]
         ended_early_while_others_went_on |= min(lengths) < T_MAX == max(lengths)
         _finish(segments, actors)
@@ -113,12 +114,12 @@ def test_a3c_samples_in_a_batch_what_it_samples_one_environment_at_a_time(networ
         for draw in range(50):
             algorithm.generator.manual_seed(draw)
             lone.generator.manual_seed(draw)
-            batched, batched_states = algorithm.act_many(model, obs, states, 0)
-            one_by_one = [lone.act(model, obs[i : i + 1], states[i], 0) for i in range(3)]
-            assert batched == [action for action, _ in one_by_one]
+            batched, batched_states = algorithm.act(model, obs, states, 0)
+            one_by_one = [lone.act(model, obs[i : i + 1], [states[i]], 0) for i in range(3)]
+            assert batched == [actions[0] for actions, _ in one_by_one]
             if network == "lstm":
                 for mine, (_, theirs) in zip(batched_states, one_by_one, strict=True):
-                    torch.testing.assert_close(mine, theirs)
+                    torch.testing.assert_close(mine, theirs[0])
             differed += len(set(batched)) > 1
             states = batched_states
     assert differed > 0  # the members' actions were not all one action

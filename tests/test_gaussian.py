@@ -42,10 +42,31 @@ def test_samples_have_the_heads_mean_and_variance():
     head = GaussianPolicy(2)
     mu, var = torch.tensor([[1.0, -2.0]]), torch.tensor([[0.25]])
     generator = torch.Generator().manual_seed(3)
-    draws = np.stack([head.sample((mu, var), generator) for _ in range(20_000)])
+    draws = np.stack([head.sample((mu, var), generator)[0] for _ in range(20_000)])
     assert draws.dtype == np.float32 and draws.shape == (20_000, 2)
     np.testing.assert_allclose(draws.mean(0), [1.0, -2.0], atol=0.02)
     np.testing.assert_allclose(draws.var(0), [0.25, 0.25], rtol=0.05)
+
+
+def test_a_batched_step_is_each_environments_own_step():
+    """Acting for k environments in one forward (the one acting path) gives each one the
+    mean, variance, value and both branches' recurrent states of a step of its own."""
+    torch.manual_seed(0)
+    model = GaussianActorCritic((5,), 2)
+    obs = torch.randn(3, 5)
+    # one environment mid-episode, two at the start of one (state None)
+    _, _, carried = model(torch.randn(1, 5), model.initial_state())
+    states = [None, carried, None]
+    ((mu, var), value), after = model.step_many(obs, states)
+    for i, state in enumerate(states):
+        (mu_i, var_i), value_i, after_i = model(obs[i : i + 1], state)
+        torch.testing.assert_close(mu[i : i + 1], mu_i)
+        torch.testing.assert_close(var[i : i + 1], var_i)
+        torch.testing.assert_close(value[i : i + 1], value_i)
+        for mine, theirs in zip(after[i], after_i, strict=True):  # actor's, critic's
+            torch.testing.assert_close(mine, theirs)
+    samples = GaussianPolicy(2).sample((mu, var), torch.Generator().manual_seed(1))
+    assert len(samples) == 3 and all(a.shape == (2,) for a in samples)
 
 
 def test_policy_and_value_share_no_parameters():

@@ -6,7 +6,7 @@ import torch
 
 from asyncrl.algos import algorithm_class, build_algorithm
 from asyncrl.nets import LSTMCore, build_model
-from asyncrl.rollout import Actor
+from asyncrl.rollout import Actors
 from tests.conftest import compose
 
 
@@ -27,52 +27,62 @@ class RecordingAlgorithm:
         self.needs_next_action = inner.needs_next_action
         self.outputs = []
 
-    def act(self, model, obs, state, frames):
-        self.outputs.append(model(obs, state)[0].clone())
-        return self.inner.act(model, obs, state, frames)
+    def act(self, model, obs, states, frames, evaluating=False):
+        self.outputs.append(model.step_many(obs, states)[0][0].clone())
+        return self.inner.act(model, obs, states, frames, evaluating)
 
 
-def _actor(algo="a3c"):
-    cfg = compose("env=classic/cartpole", "network=lstm", f"algo={algo}")
-    algorithm = RecordingAlgorithm(build_algorithm(cfg.algo, torch.Generator().manual_seed(0)))
-    actor = Actor(cfg, 3, algorithm)
-    model = build_model(cfg, actor.env.observation_space, actor.env.action_space,
-                        algorithm_class(algo).head)
-    obs_buf = torch.zeros(6, 4)
-    return actor, model, algorithm, obs_buf, torch.zeros(5, dtype=torch.int64)
+class OneActor:
+    """The worker's acting loop with one environment (the paper's), one segment a call."""
+
+    def __init__(self, algo):
+        cfg = compose("env=classic/cartpole", "network=lstm", f"algo={algo}")
+        self.recorder = RecordingAlgorithm(
+            build_algorithm(cfg.algo, torch.Generator().manual_seed(0)))
+        self.actors = Actors(cfg, 3, self.recorder, 1)
+        self.model = build_model(cfg, self.actors.env.observation_space,
+                                 self.actors.env.action_space, algorithm_class(algo).head)
+        self.actors.allocate(self.model, 5)
+        self.obs_buf, self.action_buf = self.actors.obs_bufs[0], self.actors.action_bufs[0]
+
+    def rollout(self):
+        return self.actors.play(self.model, 0)[0]
+
+    def finish_episode(self):
+        self.actors.members[0].finish_episode()
 
 
 def test_state_carries_across_segments_and_the_loss_replays_acting():
-    actor, model, recorder, obs_buf, action_buf = _actor()
-    first = actor.rollout(model, obs_buf, action_buf, 5, 0)
+    actor = OneActor("a3c")
+    first = actor.rollout()
     assert not any(s.abs().sum() for s in first.start_state)  # a new episode starts at zero
     assert not first.episode_over
-    second = actor.rollout(model, obs_buf, action_buf, 5, 0)
+    second = actor.rollout()
     assert all(s.abs().sum() > 0 for s in second.start_state)  # carried over
     assert all(s.grad_fn is None and not s.requires_grad for s in second.start_state)
-    replay, _, _ = model(obs_buf[: second.steps], second.start_state)
-    acted = torch.cat(recorder.outputs[-second.steps:])
+    replay, _, _ = actor.model(actor.obs_buf[: second.steps], second.start_state)
+    acted = torch.cat(actor.recorder.outputs[-second.steps:])
     assert torch.allclose(replay, acted, atol=1e-6)
 
 
 def test_state_resets_at_the_end_of_an_episode():
-    actor, model, _, obs_buf, action_buf = _actor()
+    actor = OneActor("a3c")
     for _ in range(200):
-        segment = actor.rollout(model, obs_buf, action_buf, 5, 0)
+        segment = actor.rollout()
         if segment.episode_over:
             break
     assert segment.episode_over
     actor.finish_episode()
-    after = actor.rollout(model, obs_buf, action_buf, 5, 0)
+    after = actor.rollout()
     assert not any(s.abs().sum() for s in after.start_state)
 
 
 def test_sarsa_takes_the_next_action_it_bootstrapped_with():
-    actor, model, _, obs_buf, action_buf = _actor("one_step_sarsa")
-    segment = actor.rollout(model, obs_buf, action_buf, 5, 0)
+    actor = OneActor("one_step_sarsa")
+    segment = actor.rollout()
     assert segment.next_action is not None and not segment.terminals[-1]
-    actor.rollout(model, obs_buf, action_buf, 5, 0)
-    assert int(action_buf[0]) == segment.next_action
+    actor.rollout()
+    assert int(actor.action_buf[0]) == segment.next_action
 
 
 def test_every_algorithm_builds_an_lstm_model_with_the_right_heads():

@@ -17,7 +17,7 @@ import torch
 
 from asyncrl.algos.configs import A3CConfig
 from asyncrl.algos.returns import advantages, discounted_returns, lambda_returns
-from asyncrl.algos.segment import SegmentBatch, act_each, join, segment_outputs
+from asyncrl.algos.segment import SegmentBatch, join, segment_outputs
 
 
 @dataclass
@@ -84,19 +84,12 @@ class A3C:
         gae = f", GAE lambda={self.gae_lambda}" if self.gae_lambda < 1 else ""
         return f"{updates}, entropy_beta={self.cfg.entropy_beta}{gae}"
 
-    def act(self, model: Any, obs: torch.Tensor, state: Any, frames: int) -> tuple[Any, Any]:
-        policy_out, _, state = model(obs, state)
-        return model.distribution.sample(policy_out, self.generator), state
-
-    eval_act = act
-
-    def act_many(self, model: Any, obs: torch.Tensor, states: list[Any], frames: int
-                 ) -> tuple[list[Any], list[Any]]:
-        """Actions for k environments from one forward (``obs`` is (k, ...))."""
-        if not hasattr(model, "step_many"):  # network=gaussian: one environment at a time
-            return act_each(self, model, obs, states, frames)
-        (logits, _), states = model.step_many(obs, states)
-        return model.distribution.sample_many(logits, self.generator), states
+    def act(self, model: Any, obs: torch.Tensor, states: list[Any], frames: int,
+            evaluating: bool = False) -> tuple[list[Any], list[Any]]:
+        """Actions for k environments from one forward (``obs`` is (k, ...)), and their
+        recurrent states after; an evaluation samples pi as training does."""
+        (policy_out, _), states = model.step_many(obs, states)
+        return model.distribution.sample(policy_out, self.generator), states
 
     def loss(self, model: Any, target: Any, batch: SegmentBatch
              ) -> tuple[torch.Tensor, dict[str, float]]:

@@ -65,10 +65,3 @@ def segment_outputs(model: Any, batches: Sequence[SegmentBatch],
     lengths = [len(piece) for piece in pieces]
     return [tuple(parts) for parts in zip(*(_split(o, lengths) for o in packed), strict=True)]
 
-
-def act_each(algorithm: Any, model: Any, obs: torch.Tensor, states: list[Any], frames: int
-             ) -> tuple[list[Any], list[Any]]:
-    """``act_many`` for a model without ``step_many``: one forward per environment."""
-    pairs = [algorithm.act(model, obs[i : i + 1], state, frames)
-             for i, state in enumerate(states)]
-    return [action for action, _ in pairs], [state for _, state in pairs]

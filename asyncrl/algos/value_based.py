@@ -37,7 +37,7 @@ from asyncrl.algos.q_targets import (
     one_step_targets,
     state_values,
 )
-from asyncrl.algos.segment import SegmentBatch, act_each, join, segment_outputs
+from asyncrl.algos.segment import SegmentBatch, join, segment_outputs
 from asyncrl.nets import LSTMState
 
 
@@ -98,26 +98,16 @@ class ValueBased:
     def epsilon(self, frames: int) -> float:
         return annealed_epsilon(self.final_epsilon, frames, self.cfg.epsilon_anneal_frames)
 
-    def act(self, model: Any, obs: torch.Tensor, state: LSTMState | None,
-            frames: int) -> tuple[int, LSTMState | None]:
-        q, state = model(obs, state)
-        self.epsilon_now = self.epsilon(frames)
-        return epsilon_greedy(q[0], self.epsilon_now, self.generator), state
-
-    def eval_act(self, model: Any, obs: torch.Tensor, state: LSTMState | None,
-                 frames: int) -> tuple[int, LSTMState | None]:
-        q, state = model(obs, state)
-        return epsilon_greedy(q[0], self.cfg.eval_epsilon, self.generator), state
-
-    def act_many(self, model: Any, obs: torch.Tensor, states: list[LSTMState | None],
-                 frames: int) -> tuple[list[int], list[LSTMState | None]]:
-        """Epsilon-greedy actions for k environments from one forward; they share this
-        worker's epsilon."""
-        if not hasattr(model, "step_many"):
-            return act_each(self, model, obs, states, frames)
+    def act(self, model: Any, obs: torch.Tensor, states: list[LSTMState | None],
+            frames: int, evaluating: bool = False) -> tuple[list[int], list[LSTMState | None]]:
+        """Epsilon-greedy actions for k environments from one forward (``obs`` is (k, ...));
+        they share this worker's epsilon, or ``eval_epsilon`` in an evaluation."""
         (q,), states = model.step_many(obs, states)
-        self.epsilon_now = self.epsilon(frames)
-        return [epsilon_greedy(row, self.epsilon_now, self.generator) for row in q], states
+        if evaluating:
+            epsilon = self.cfg.eval_epsilon
+        else:
+            epsilon = self.epsilon_now = self.epsilon(frames)
+        return [epsilon_greedy(row, epsilon, self.generator) for row in q], states
 
     def first_target_row(self, batch: SegmentBatch) -> int:
         """The first state whose target-network values the targets need."""

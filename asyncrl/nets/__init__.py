@@ -48,9 +48,10 @@ def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space,
     if problem is not None:
         raise ValueError(problem)
     if cfg.network.name == "gaussian":
-        if len(action_space.shape) != 1:
+        action_shape = action_space.shape or ()
+        if len(action_shape) != 1:
             raise ValueError(f"network=gaussian needs a vector of actions, got {action_space}")
-        return GaussianActorCritic(tuple(observation_space.shape or ()), action_space.shape[0],
+        return GaussianActorCritic(tuple(observation_space.shape or ()), action_shape[0],
                                    hidden=cfg.network.hidden, lstm_size=cfg.network.lstm_size)
     if not isinstance(action_space, gym.spaces.Discrete):  # MultiDiscrete, Tuple, ...
         raise ValueError(f"network={cfg.network.name} needs one of n actions, got {action_space}")

@@ -31,20 +31,12 @@ def _finite(*tensors: torch.Tensor) -> None:
 class CategoricalPolicy:
     continuous = False
 
-    def sample(self, logits: torch.Tensor, generator: torch.Generator) -> int:
-        probs = logits.softmax(-1)[0]
-        try:
-            return int(torch.multinomial(probs, 1, generator=generator))
-        except RuntimeError:  # multinomial checks its input anyway: no cost on the hot path
-            _finite(probs)
-            raise
-
-    def sample_many(self, logits: torch.Tensor, generator: torch.Generator) -> list[int]:
-        """One action per row of ``logits``, in one draw."""
+    def sample(self, logits: torch.Tensor, generator: torch.Generator) -> list[int]:
+        """One action per row of ``logits`` (k, A), in one draw."""
         probs = logits.softmax(-1)
         try:
             return torch.multinomial(probs, 1, generator=generator).squeeze(1).tolist()
-        except RuntimeError:
+        except RuntimeError:  # multinomial checks its input anyway: no cost on the hot path
             _finite(probs)
             raise
 
@@ -68,11 +60,12 @@ class GaussianPolicy:
         self.action_dim = action_dim
 
     def sample(self, out: tuple[torch.Tensor, torch.Tensor],
-               generator: torch.Generator) -> np.ndarray:
+               generator: torch.Generator) -> list[np.ndarray]:
+        """One action vector per row of ``mu`` (k, D)."""
         mu, var = out
         _finite(mu, var)
-        noise = torch.randn(mu.shape[1:], generator=generator)
-        return (mu[0] + var[0].sqrt() * noise).numpy().astype(np.float32)
+        noise = torch.randn(mu.shape, generator=generator)
+        return list((mu + var.sqrt() * noise).detach().numpy().astype(np.float32))
 
     def log_prob(self, out: tuple[torch.Tensor, torch.Tensor],
                  actions: torch.Tensor) -> torch.Tensor:

@@ -104,3 +104,20 @@ class GaussianActorCritic(nn.Module):
         value = self.value(critic_features).squeeze(-1)
         new_state = (actor_state, critic_state) if self.recurrent else None
         return (mu, var), value, new_state
+
+    def step_many(self, obs: torch.Tensor, states: list[GaussianState | None]
+                  ) -> tuple[tuple[tuple[torch.Tensor, torch.Tensor], torch.Tensor],
+                             list[GaussianState | None]]:
+        """``((mu (k, D), var (k, 1)), values (k,))`` and the states after, for k
+        environments; each branch steps its own recurrent state."""
+        actor_features, actor_states = self.actor.features_many(
+            obs, [None if s is None else s[0] for s in states])
+        critic_features, critic_states = self.critic.features_many(
+            obs, [None if s is None else s[1] for s in states])
+        mu = self.mu(actor_features)
+        var = F.softplus(self.var(actor_features)) + VAR_FLOOR
+        value = self.value(critic_features).squeeze(-1)
+        after: list[GaussianState | None] = (
+            list(zip(actor_states, critic_states, strict=True)) if self.recurrent
+            else [None] * len(states))
+        return ((mu, var), value), after
