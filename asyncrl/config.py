@@ -158,10 +158,10 @@ class TrainConfig:
     env: Any = MISSING
     network: Any = MISSING
     optimizer: Any = MISSING
-    lr: float = 7e-4
+    lr: float = MISSING  # conf/config.yaml: the algorithm's default_lr
     workers: int = II("asyncrl.cpus:")
     envs_per_worker: int = 1
-    total_frames: int = 40_000_000
+    total_frames: int = MISSING  # conf/config.yaml: the environment's default_total_frames
     lr_anneal_frames: int | None = None
     seed: int = 1
     serial: bool = False
@@ -427,18 +427,41 @@ def typed_config(data: dict[str, Any]) -> Any:
         if schema is None:
             raise UserError(f"saved config has an unknown {group} '{node.get(key)}'")
         base[group] = OmegaConf.structured(schema)
-    return OmegaConf.merge(base, _with_keys_added_since(data))
+    return OmegaConf.merge(base, _with_keys_added_since(_without_keys_removed(data)))
 
 
-# keys added to the network since runs were first saved, with the value those runs used
-# (today's default differs): a saved run resumes on what it trained with
-NETWORK_KEYS_ADDED = {"centre_input": False, "mlp_activation": "relu"}
+# top-level keys that existed on main for a while and were removed, with the value that is
+# today's behaviour: a run saved with it resumes; one saved with another value is refused
+KEYS_REMOVED = {"precision": "fp32"}  # bf16 autocast, built and removed (docs/performance.md)
+
+
+def _without_keys_removed(data: dict[str, Any]) -> dict[str, Any]:
+    for key, today in KEYS_REMOVED.items():
+        if key in data and data[key] != today:
+            raise UserError(f"this run was saved with {key}={data[key]}, which this asyncrl "
+                            f"no longer has (only {today})")
+    return {k: v for k, v in data.items() if k not in KEYS_REMOVED}
+
+
+# keys added since runs were first saved (checkpoint format 1), for the options that have
+# them, with the value those runs used where today's default differs or the schema leaves
+# the value to YAML (MISSING): a saved run resumes on what it trained with
+KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
+    ("network", ("ff", "lstm")): {"centre_input": False, "mlp_activation": "relu"},
+    # before default_lr, conf/config.yaml gave every run lr 7e-4; before episode_updates,
+    # every update was a bootstrapped segment
+    ("algo", ("a3c",)): {"default_lr": 7e-4, "episode_updates": False},
+}
 
 
 def _with_keys_added_since(data: dict[str, Any]) -> dict[str, Any]:
-    """A run saved before a key of ``NETWORK_KEYS_ADDED`` existed gets that key's old value."""
-    network = data.get("network") or {}
-    if network.get("name") not in ("ff", "lstm"):
-        return data
-    missing = {k: v for k, v in NETWORK_KEYS_ADDED.items() if k not in network}
-    return {**data, "network": {**network, **missing}} if missing else data
+    """A run saved before a key of ``KEYS_ADDED`` existed gets that key's old value."""
+    filled = dict(data)
+    for (group, options), added in KEYS_ADDED.items():
+        node = data.get(group) or {}
+        if node.get(GROUP_KEYS[group]) not in options:
+            continue
+        missing = {k: v for k, v in added.items() if k not in node}
+        if missing:
+            filled[group] = {**node, **missing}
+    return filled

@@ -367,6 +367,18 @@ def test_the_defaults_help_names_are_the_configs(overrides, frames_said, lr_said
     assert cfg.lr == lr
 
 
+@pytest.mark.parametrize(("overrides", "range_said", "low", "high"), [
+    ([], "LogUniform(1e-4, 1e-2)", 1e-4, 1e-2),
+    (["env=mujoco/hopper"], "MuJoCo 1e-5 to 1e-1", 1e-5, 1e-1),
+])
+def test_the_sweep_ranges_help_names_are_the_environments(overrides, range_said, low, high):
+    from asyncrl.usage import USAGE
+
+    env = compose(*overrides).env
+    assert range_said in " ".join(USAGE.split())
+    assert (env.sweep_lr_low, env.sweep_lr_high) == (low, high)
+
+
 def test_help_and_command_line_checks_do_not_import_torch(workdir):
     # torch takes seconds to import; --help and a typo should answer well within one
     probe = ("import sys\n"

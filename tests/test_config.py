@@ -197,11 +197,56 @@ def _drift(schema: type, values: dict) -> dict:
         else:
             default = field.default
         written = values.get(field.name, default)
-        if isinstance(written, str) and (written.startswith("${env.") or written == "???"):
+        if isinstance(written, str) and written.startswith("${"):
+            # a value the YAML takes from elsewhere has its one home there: the schema
+            # names no number of its own that could drift (MISSING, or the same reference)
+            if default not in ("???", written):
+                drift[field.name] = (written, default)
+            continue
+        if dataclasses.is_dataclass(default) and isinstance(written, dict):
+            drift.update({f"{field.name}.{k}": v
+                          for k, v in _drift(type(default), written).items()})
             continue
         if written != default:
             drift[field.name] = (written, default)
     return drift
+
+
+def test_conf_config_yaml_agrees_with_the_run_schema():
+    """The top-level keys and eval/checkpoint/log of conf/config.yaml against TrainConfig."""
+    from asyncrl.config import TrainConfig
+
+    raw = OmegaConf.to_container(OmegaConf.load(CONF / "config.yaml"))
+    for key in ("defaults", "hydra", "algo", "env", "network", "optimizer"):
+        raw.pop(key, None)
+    assert not _drift(TrainConfig, raw), _drift(TrainConfig, raw)
+    # and the test can fail: a schema number beside a YAML reference is drift
+    assert _drift(TrainConfig, {**raw, "seed": "${env.seed}"}) == {"seed": ("${env.seed}", 1)}
+
+
+def test_a_run_saved_before_a_key_existed_resumes_with_the_value_it_used():
+    from asyncrl.compose import compose_config
+    from asyncrl.config import KEYS_ADDED, typed_config
+
+    saved = OmegaConf.to_container(compose_config([]), resolve=True)
+    for (group, _), added in KEYS_ADDED.items():
+        for key in added:
+            saved[group].pop(key, None)
+    restored = typed_config(saved)
+    assert restored.algo.episode_updates is False and restored.algo.default_lr == 7e-4
+    assert restored.network.centre_input is False and restored.network.mlp_activation == "relu"
+    assert restored.lr == saved["lr"] and restored.total_frames == saved["total_frames"]
+
+
+def test_a_run_saved_with_a_removed_key_resumes_only_with_todays_behaviour():
+    from asyncrl.compose import compose_config
+    from asyncrl.config import typed_config
+
+    saved = OmegaConf.to_container(compose_config([]), resolve=True)
+    assert "precision" not in typed_config({**saved, "precision": "fp32"})
+    with pytest.raises(UserError, match="saved with precision=bf16, which this asyncrl no "
+                                        "longer has"):
+        typed_config({**saved, "precision": "bf16"})
 
 
 # each environment family's base file: what every option of the family starts from

@@ -23,11 +23,12 @@ class A3CConfig:
     name: str = "a3c"
     gamma: float = 0.99
     t_max: int = 5
-    entropy_beta: float = 0.01
+    # conf/algo/a3c.yaml takes these three from the environment (the domain's choice)
+    entropy_beta: float = MISSING
+    episode_updates: bool = MISSING
+    default_lr: float = MISSING
     value_loss_coef: float = 0.25
     max_grad_norm: float = 40.0
-    episode_updates: bool = False
-    default_lr: float = 7e-4
     gae_lambda: float = 1.0  # 1: the paper's n-step advantage; below 1: GAE(λ)
 
     # keys of other algorithms that A3C does not take, and why (said when one is given)
