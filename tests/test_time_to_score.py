@@ -79,3 +79,28 @@ def test_the_bench_says_when_a_run_failed_rather_than_report_it_unreached(tmp_pa
     monkeypatch.setattr(bench_learning, "POLL_S", 0.5)
     with pytest.raises(RuntimeError, match="the run failed .exit 2.*workers=0"):
         run_to_score("workers=0", [10.0], 200_000, tmp_path, ["env=classic/cartpole"])
+
+
+def test_the_curves_figure_draws_each_runs_own_mean_against_frames_and_minutes(
+        tmp_path, monkeypatch, capsys):
+    import asyncrl.report.figures as figures
+
+    log = "first frame 9.0 s after the command (imports and config 6.0 s, model 0.0 s)\n"
+    _write_run(tmp_path / "x" / "seed_1", [(1000, 60.0, -1.0), (2000, 120.0, 1.0),
+                                          (3000, 180.0, 5.0)], log)
+    _write_run(tmp_path / "y" / "seed_1", [(1000, 30.0, 2.0), (2000, 90.0, 4.0)])
+    drawn = {}
+    real = figures.run_curves
+    monkeypatch.setattr(figures, "run_curves",
+                        lambda runs, path, window, marks: drawn.update(
+                            runs=runs, marks=marks) or real(runs, path, window, marks))
+    png = tmp_path / "out" / "curves.png"
+    assert report_main([str(tmp_path / "x"), str(tmp_path / "y"), "--curves", str(png),
+                        "--window", "2", "--time-to", "3"]) == 0
+    assert png.stat().st_size > 0 and "+3" in capsys.readouterr().out
+    (x_label, x_frames, x_minutes, x_means), (y_label, *_, y_means) = drawn["runs"]
+    # two runs named seed_1: each is labelled by its path
+    assert (x_label, y_label) == (str(tmp_path / "x" / "seed_1"), str(tmp_path / "y" / "seed_1"))
+    assert list(x_frames) == [2000, 3000] and list(x_means) == [0.0, 3.0]
+    assert list(x_minutes) == [pytest.approx(2.1), pytest.approx(3.1)]  # + 6 s before T
+    assert list(y_means) == [3.0] and list(drawn["marks"]) == [3.0]

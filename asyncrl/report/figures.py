@@ -110,3 +110,22 @@ def scaling_curves(title: str, by_workers: Mapping[int, Sequence[Any]], k: int, 
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def run_curves(runs: Sequence[tuple[str, Any, Any, Any]], path: Path, window: int = 20,
+               marks: Sequence[float] = ()) -> None:
+    """Each run's own curve, one line a run (not a group's mean): the mean of its last
+    ``window`` training episodes against frames, and against minutes from the command.
+    ``runs`` holds (label, frames, minutes, rolling means); ``marks`` draws dotted levels."""
+    fig, (by_frames, by_minutes) = plt.subplots(1, 2, figsize=(12, 4.2))
+    for label, frames, minutes, means in runs:
+        by_frames.plot(frames * 1e-6, means, label=label)
+        by_minutes.plot(minutes, means, label=label)
+    for ax, xlabel in ((by_frames, "frames (millions)"),
+                       (by_minutes, "minutes from the command")):
+        for level in marks:
+            ax.axhline(level, color="grey", ls=":", lw=1)
+        _decorate(ax, "", xlabel, f"mean of the last {window} training episodes")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

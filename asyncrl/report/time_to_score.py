@@ -84,3 +84,25 @@ def time_to_table(run_dirs: Sequence[Path], targets: Sequence[float], window: in
         cells = [describe(r, last) for r in reached]
         lines.append(f"| {run_dir} | {last / 1e6:.2f}M | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def curves_figure(run_dirs: Sequence[Path], path: Path, window: int = 20,
+                  marks: Sequence[float] = ()) -> Path:
+    """``run_curves`` for these runs, each labelled by its directory's name (its path where
+    two names agree), minutes counted as ``time_to_table`` counts them."""
+    from asyncrl.report.figures import run_curves  # matplotlib: only when a figure is drawn
+
+    names = [d.name for d in run_dirs]
+    runs = []
+    for run_dir, name in zip(run_dirs, names, strict=True):
+        frames, hours, scores, offset = _read_run(run_dir)
+        if len(scores) < window:
+            continue
+        means = rolling_window_means(scores, window)
+        tail = slice(window - 1, None)  # the episode that completes each window
+        minutes = (hours[tail] * 3600 + offset) / 60
+        runs.append((name if names.count(name) == 1 else str(run_dir), frames[tail], minutes,
+                     means))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run_curves(runs, path, window, marks)
+    return path

@@ -4,6 +4,7 @@
     asyncrl-report multirun/opt_* --out reports/optimizers    # several, overlaid by rank
     asyncrl-report multirun/pong_sweep --status               # progress of a sweep
     asyncrl-report outputs/pong_* --time-to -10 0 18           # frames and minutes to each
+    asyncrl-report outputs/pong_* --curves pong.png --time-to 18  # each run's curve, a line each
 
 Writes into ``--out`` (default: ``DIR/report``): ``report.md`` and the PNGs it shows.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 from asyncrl.errors import UserError
 from asyncrl.report import build_report, find_runs, status_table
 from asyncrl.report.runs import natural_order
-from asyncrl.report.time_to_score import time_to_table
+from asyncrl.report.time_to_score import curves_figure, time_to_table
 from asyncrl.tools import run_tool
 
 
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-to", type=float, nargs="+", metavar="SCORE",
                         help="print when each run's mean of --window episodes first reached "
                              "each SCORE: frames, and minutes from the command")
+    parser.add_argument("--curves", type=Path, metavar="PNG",
+                        help="draw each run's mean of --window episodes against frames and "
+                             "minutes from the command, a line per run (levels: --time-to)")
     args = parser.parse_args(argv)
     return run_tool("asyncrl-report", lambda: _report(args))
 
@@ -49,13 +53,16 @@ def _report(args: argparse.Namespace) -> int:
     if args.status:
         print(status_table(find_runs(args.dirs)))
         return 0
-    if args.time_to:
+    if args.time_to or args.curves:
         # runs still going count too: how far one has got is what a user polls for
         found = sorted({f.parent for d in args.dirs for f in d.rglob("episodes.csv")},
                        key=natural_order)
         if not found:
             raise UserError(f"no episodes.csv under {', '.join(map(str, args.dirs))}")
-        print(time_to_table(found, args.time_to, args.window))
+        if args.curves:
+            print(f"wrote {curves_figure(found, args.curves, args.window, args.time_to or ())}")
+        if args.time_to:
+            print(time_to_table(found, args.time_to, args.window))
         return 0
     out = args.out or args.dirs[0] / "report"
     report = build_report(args.dirs, out, args.top_k, args.window, args.reference)
