@@ -215,9 +215,8 @@ def _positive_finite(value: float) -> bool:
 def validate(cfg: Any) -> None:
     """Refuse values that are well-typed but impossible; raise UserError naming the key.
 
-    First each group's own ranges, then the combinations of choices; the environment's own
-    checks come last, because a missing TORCS or GL library must not hide a mistake the user
-    can fix on the command line.
+    First each group's own ranges, then the combinations of choices and what must be
+    installed; the environment family's own checks (``family.check``) come last.
     """
     _check_options_chosen(cfg)
     _check_run(cfg)
@@ -266,8 +265,6 @@ def _check_run(cfg: Any) -> None:
         raise UserError("max_worker_restarts must be 0 or more")
     if not cfg.stall_seconds > 0:
         raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
-    if cfg.log.wandb:
-        check_wandb_installed()
 
 
 def _check_algo(algo: Any) -> None:
@@ -308,6 +305,9 @@ def _check_combinations(cfg: Any) -> None:
     """Choices that are each valid but cannot work together, then the environment's own."""
     if cfg.serial and cfg.workers != 1:
         raise UserError(f"serial=true runs one worker in-process; got workers={cfg.workers}")
+    # a package to install comes after every mistake the command line itself can fix
+    if cfg.log.wandb:
+        check_wandb_installed()
     family = family_of(cfg.env)
     family.check_available(cfg.env)
     _check_actions_against_choices(cfg)

@@ -26,6 +26,7 @@ from asyncrl.config import typed_config
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.nets import build_model
 from asyncrl.process_name import EVALUATOR_NAME, name_this_process
+from asyncrl.rollout import Actors
 from asyncrl.seeding import derive_seed
 from asyncrl.shared import SharedState
 
@@ -54,27 +55,16 @@ class Policy:
             return actions[0], states[0]
 
 
-def play_episode(
-    policy: Policy,
-    env: gym.Env,
-    max_steps: int,
-    frames: list[Any] | None = None,
-    seed: int | None = None,
-) -> float:
-    """One whole episode with the evaluation policy from ``env.reset(seed=seed)``; returns
-    the raw score. A recurrent network starts from a fresh state of its own."""
-    obs, _ = env.reset(seed=seed)
-    score = 0.0
-    state = policy.initial_state()
-    for _ in range(max_steps):
-        if frames is not None:
-            frames.append(env.render())
-        action, state = policy.act(obs, state)
-        obs, reward, terminated, truncated, _ = env.step(action)
-        score += float(reward)
-        if terminated or truncated:
-            break
-    return score
+# steps an evaluation plays between two checks of its episode's length (its buffers' size)
+EVAL_SEGMENT_STEPS = 100
+
+
+def evaluation_actors(cfg: Any, env: gym.Env, seed: int, algorithm: Any, model: Any) -> Actors:
+    """``env``, reset with ``seed``, played by the training workers' acting loop with the
+    evaluation policy."""
+    actors = Actors(cfg, seed, algorithm, 1, evaluating=True, envs=[env])
+    actors.allocate(model, EVAL_SEGMENT_STEPS)
+    return actors
 
 
 class Evaluator:
@@ -85,11 +75,10 @@ class Evaluator:
         self.shared = shared
         self.env = make_env(cfg.env, evaluation=True)
         seed = derive_seed(cfg.seed, EVALUATOR_SEED_KEY, shared.base_frames)
-        self.env.reset(seed=seed)
         self.algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
         self.model = build_model(cfg, self.env.observation_space, self.env.action_space,
                                  self.algorithm.head)
-        self.policy = Policy(self.model, self.algorithm)
+        self.actors = evaluation_actors(cfg, self.env, seed, self.algorithm, self.model)
         self.max_steps = max_eval_steps(cfg)
         self.interval = cfg.eval.interval_frames
         self.next_at = self._boundary_after(shared.total_frames())
@@ -108,7 +97,7 @@ class Evaluator:
         for _ in range(self.cfg.eval.episodes):
             if self.shared.stopping():
                 break
-            scores.append(play_episode(self.policy, self.env, self.max_steps))
+            scores.append(self.actors.play_episode(self.model, self.max_steps))
         if not scores:
             return None
         return messages.Evaluation(frames, self.shared.wall_time(), scores)

@@ -46,9 +46,9 @@ class Actor:
     """One environment, its current observation, the recurrent state before that observation,
     Sarsa's pending action, and the running score of its episode."""
 
-    def __init__(self, cfg: Any, seed: int) -> None:
+    def __init__(self, cfg: Any, seed: int | None, env: Any = None) -> None:
         self.env_cfg = cfg.env
-        self.env = make_env(cfg.env)
+        self.env = env if env is not None else make_env(cfg.env)
         self.obs, _ = self.env.reset(seed=seed)
         self.frame_skip = frames_per_step(cfg.env)
         self.clip = cfg.env.clip_rewards
@@ -60,10 +60,13 @@ class Actor:
         # Sarsa's a' for the current observation, chosen at the end of the previous segment,
         # with the recurrent state after it
         self.pending: tuple[int, LSTMState | None] | None = None
+        self.video: list[Any] | None = None  # a list: each observed screen is drawn into it
 
     def step(self, action: Any) -> tuple[float, bool, bool]:
         """Play ``action``: the learner's reward, whether the step is terminal for learning,
         and whether the episode is over (a time-limit cut included)."""
+        if self.video is not None:
+            self.video.append(self.env.render())
         self.obs, raw_reward, terminated, truncated, info = self.env.step(action)
         reward = float(raw_reward)
         self.score += reward
@@ -76,10 +79,14 @@ class Actor:
     def finish_episode(self) -> tuple[float, int]:
         """Reset for the next episode; returns the finished one's raw score and frames."""
         done = (self.score, self.episode_frames)
+        self.start_episode()
+        return done
+
+    def start_episode(self, seed: int | None = None) -> None:
+        """A new episode from ``env.reset(seed=seed)``, with a fresh recurrent state."""
         self.score, self.episode_frames = 0.0, 0
         self.state, self.pending = None, None
-        self.obs, _ = self.env.reset()
-        return done
+        self.obs, _ = self.env.reset(seed=seed)
 
 
 def _screen_layout(buffer: torch.Tensor) -> torch.Tensor:
@@ -91,13 +98,21 @@ def _screen_layout(buffer: torch.Tensor) -> torch.Tensor:
 
 
 class Actors:
-    """A worker's k environments with their buffers: ``play`` makes one segment each."""
+    """A worker's k environments with their buffers: ``play`` makes one segment each.
 
-    def __init__(self, cfg: Any, seed: int, algorithm: Any, count: int) -> None:
+    ``evaluating`` acts with the algorithm's evaluation policy (``eval_epsilon``), as the
+    evaluator and ``asyncrl-eval`` do through ``play_episode``; ``envs`` are environments
+    the caller built (a renderer's, an evaluation variant's) instead of ``make_env``'s.
+    """
+
+    def __init__(self, cfg: Any, seed: int, algorithm: Any, count: int,
+                 evaluating: bool = False, envs: list[Any] | None = None) -> None:
         # the first keeps the worker's own seed: one environment per worker plays as before
-        self.members = [Actor(cfg, seed if i == 0 else derive_seed(seed, i))
+        self.members = [Actor(cfg, seed if i == 0 else derive_seed(seed, i),
+                              envs[i] if envs else None)
                         for i in range(count)]
         self.algorithm = algorithm
+        self.evaluating = evaluating
         self.frame_skip = self.members[0].frame_skip
         self.t_max = 0
         self.obs_bufs: list[torch.Tensor] = []
@@ -120,21 +135,25 @@ class Actors:
         self.acting_obs = _screen_layout(torch.zeros((len(self.members), *sample.shape),
                                                      dtype=sample.dtype))
 
-    def play(self, model: Any, frames: int) -> list[Segment]:
-        """One segment per environment, acting on ``model`` at global step ``frames``.
+    def play(self, model: Any, frames: int, only: list[int] | None = None,
+             steps: int | None = None) -> list[Segment]:
+        """One segment per environment (of those in ``only``, if given; the others' are
+        empty), acting on ``model`` at global step ``frames``, of up to ``steps`` steps
+        (t_max unless given).
 
         ``obs_bufs[i][steps]`` ends up holding the state after environment i's segment,
         which a non-terminal segment bootstraps from (a time-limit cut included).
         """
         members = self.members
-        for actor in members:
-            if actor.state is None:
-                actor.state = model.initial_state()
+        live = list(range(len(members))) if only is None else list(only)
+        for i in live:
+            if members[i].state is None:
+                members[i].state = model.initial_state()
         segments = [Segment([], [], False, detach_state(actor.state)) for actor in members]
         actions: list[Any] = [None] * len(members)
-        live = list(range(len(members)))
+        playing = list(live)
         with torch.inference_mode():
-            for t in range(self.t_max):
+            for t in range(min(steps or self.t_max, self.t_max)):
                 choosing = []
                 for i in live:
                     actor = members[i]
@@ -161,13 +180,27 @@ class Actors:
                 live = still
                 if not live:
                     break
-            for i, actor in enumerate(members):
-                self.obs_bufs[i][segments[i].steps].copy_(torch.from_numpy(actor.obs))
-            if self.algorithm.needs_next_action:
-                self._choose_next_actions(model, frames, segments)
-        for actor in members:
-            actor.state = detach_state(actor.state)  # truncated BPTT: no history past here
+            for i in playing:
+                self.obs_bufs[i][segments[i].steps].copy_(torch.from_numpy(members[i].obs))
+            if self.algorithm.needs_next_action and not self.evaluating:
+                self._choose_next_actions(model, frames, segments, playing)
+        for i in playing:  # truncated BPTT: no history past here
+            members[i].state = detach_state(members[i].state)
         return segments
+
+    def play_episode(self, model: Any, max_steps: int, seed: int | None = None,
+                     member: int = 0) -> float:
+        """One whole episode of ``member`` from ``env.reset(seed=seed)``, to its end or
+        ``max_steps``, with a fresh recurrent state; returns its raw score."""
+        actor = self.members[member]
+        actor.start_episode(seed)
+        played = 0
+        while played < max_steps:
+            segment = self.play(model, 0, [member], max_steps - played)[member]
+            played += segment.steps
+            if segment.episode_over:
+                break
+        return actor.score
 
     def _act(self, model: Any, frames: int, who: list[int], rows: list[int]
              ) -> tuple[list[Any], list[Any]]:
@@ -179,12 +212,14 @@ class Actors:
             obs = self.acting_obs[: len(who)]
             for j, (i, row) in enumerate(zip(who, rows, strict=True)):
                 obs[j].copy_(self.obs_bufs[i][row])
-        return self.algorithm.act(model, obs, [self.members[i].state for i in who], frames)
+        return self.algorithm.act(model, obs, [self.members[i].state for i in who], frames,
+                                  self.evaluating)
 
-    def _choose_next_actions(self, model: Any, frames: int, segments: list[Segment]) -> None:
+    def _choose_next_actions(self, model: Any, frames: int, segments: list[Segment],
+                             playing: list[int]) -> None:
         """Sarsa's a' for each segment that did not end terminally, in one forward; the
         next segment takes it, with the recurrent state after it."""
-        want = [i for i, segment in enumerate(segments) if not segment.terminals[-1]]
+        want = [i for i in playing if not segments[i].terminals[-1]]
         if not want:
             return
         chosen, after = self._act(model, frames, want, [segments[i].steps for i in want])

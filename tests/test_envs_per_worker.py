@@ -172,3 +172,70 @@ def test_pong_trains_with_two_environments_per_worker(workdir):
     assert len(episodes) >= 4 and {r["worker"] for r in episodes} == {"0", "1"}
     updates = _rows(run_dir / "updates.csv")
     assert all(float(r["grad_norm"]) > 0 for r in updates)
+
+
+class PapersLoop:
+    """The paper's loop for one environment written out step by step, apart from
+    ``Actors``: acting, Sarsa's next action and truncated BPTT as Algorithms 1, S2 and S3
+    read, to hold the one shared loop to at k = 1."""
+
+    def __init__(self, cfg, seed, algorithm):
+        from asyncrl.envs import make_env
+
+        self.env, self.algorithm, self.clip = make_env(cfg.env), algorithm, cfg.env.clip_rewards
+        self.obs, _ = self.env.reset(seed=seed)
+        self.state, self.pending = None, None
+
+    def segment(self, model):
+        from asyncrl.nets import detach_state
+
+        if self.state is None:
+            self.state = model.initial_state()
+        observed, actions, rewards = [], [], []
+        over = terminal = False
+        with torch.inference_mode():
+            for _ in range(T_MAX):
+                observed.append(torch.as_tensor(self.obs).clone())
+                if self.pending is not None:
+                    action, self.state = self.pending
+                    self.pending = None
+                else:
+                    (action,), (self.state,) = self.algorithm.act(
+                        model, torch.as_tensor(self.obs)[None], [self.state], 10**9)
+                self.obs, reward, terminal, truncated, _ = self.env.step(action)
+                actions.append(action)
+                rewards.append(float(reward))
+                over = terminal or truncated
+                if over:
+                    break
+            observed.append(torch.as_tensor(self.obs).clone())
+            next_action = None
+            if self.algorithm.needs_next_action and not terminal:
+                (next_action,), (after,) = self.algorithm.act(
+                    model, torch.as_tensor(self.obs)[None], [self.state], 10**9)
+                self.pending = (next_action, after)
+        self.state = detach_state(self.state)
+        if over:
+            self.obs, _ = self.env.reset()
+            self.state, self.pending = None, None
+        return observed, actions, rewards, next_action
+
+
+@pytest.mark.parametrize(("algo", "network"), [("a3c", "lstm"), ("one_step_sarsa", "lstm"),
+                                               ("nstep_q", "ff")])
+def test_one_environment_plays_the_papers_loop(algo, network):
+    greedy = () if algo == "a3c" else GREEDY  # A3C's draws match: both generators seeded 0
+    cfg, algorithm, actors, model = _setup(algo, network, 1, *greedy)
+    papers = PapersLoop(cfg, 11, build_algorithm(cfg.algo, torch.Generator().manual_seed(0)))
+    episodes = 0
+    for _ in range(60):
+        (segment,) = actors.play(model, 10**9)
+        observed, actions, rewards, next_action = papers.segment(model)
+        assert segment.rewards == rewards and segment.next_action == next_action
+        assert actors.action_bufs[0][: segment.steps].tolist() == actions
+        torch.testing.assert_close(actors.obs_bufs[0][: segment.steps + 1],
+                                   torch.stack(observed))
+        if segment.episode_over:
+            actors.members[0].finish_episode()
+            episodes += 1
+    assert episodes > 0

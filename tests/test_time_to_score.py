@@ -104,3 +104,14 @@ def test_the_curves_figure_draws_each_runs_own_mean_against_frames_and_minutes(
     assert list(x_frames) == [2000, 3000] and list(x_means) == [0.0, 3.0]
     assert list(x_minutes) == [pytest.approx(2.1), pytest.approx(3.1)]  # + 6 s before T
     assert list(y_means) == [3.0] and list(drawn["marks"]) == [3.0]
+
+
+def test_the_curves_figure_refuses_what_it_cannot_draw_in_one_line(tmp_path, capsys):
+    _write_run(tmp_path / "a", [(1000, 60.0, -1.0)])
+    assert report_main([str(tmp_path), "--curves", str(tmp_path / "c.txt")]) == 2
+    assert "--curves" in capsys.readouterr().err
+    # one episode, a window of 20: nothing to draw, said as such
+    assert report_main([str(tmp_path), "--curves", str(tmp_path / "c.png")]) == 2
+    captured = capsys.readouterr()
+    assert "no run has 20 episodes yet" in captured.err and "left out" in captured.out
+    assert not (tmp_path / "c.png").exists()

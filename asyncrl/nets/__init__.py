@@ -43,6 +43,8 @@ def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space,
     torso (and core) ``cfg.network`` names."""
     if head not in HEADS:
         raise ValueError(f"unknown head '{head}': one of {HEADS}")
+    if head == "q" and not isinstance(action_space, gym.spaces.Discrete):
+        raise ValueError(f"a Q head needs one of n actions, got {action_space}")
     problem = action_kind_problem(cfg.network.name, isinstance(action_space, gym.spaces.Box),
                                   f"the action space {action_space}")
     if problem is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from asyncrl.errors import UserError
 from asyncrl.plots import rolling_mean
 from asyncrl.report.runs import read_episodes
 from asyncrl.startup import BEFORE_THE_CLOCK, first_frame_phases
@@ -93,16 +94,21 @@ def curves_figure(run_dirs: Sequence[Path], path: Path, window: int = 20,
     from asyncrl.report.figures import run_curves  # matplotlib: only when a figure is drawn
 
     names = [d.name for d in run_dirs]
-    runs = []
+    runs, short = [], []
     for run_dir, name in zip(run_dirs, names, strict=True):
         frames, hours, scores, offset = _read_run(run_dir)
         if len(scores) < window:
+            short.append(str(run_dir))
             continue
         means = rolling_window_means(scores, window)
         tail = slice(window - 1, None)  # the episode that completes each window
         minutes = (hours[tail] * 3600 + offset) / 60
         runs.append((name if names.count(name) == 1 else str(run_dir), frames[tail], minutes,
                      means))
+    if short:
+        print(f"left out (fewer than {window} episodes): {', '.join(short)}")
+    if not runs:
+        raise UserError(f"no run has {window} episodes yet: nothing to draw")
     path.parent.mkdir(parents=True, exist_ok=True)
     run_curves(runs, path, window, marks)
     return path

@@ -19,7 +19,7 @@ import torch
 
 from asyncrl.envs import make_env
 from asyncrl.errors import UserError
-from asyncrl.evaluate import eval_policy, load_policy, max_eval_steps, play_episode
+from asyncrl.evaluate import eval_policy, evaluation_actors, load_policy, max_eval_steps
 from asyncrl.tools import run_tool
 
 
@@ -94,7 +94,8 @@ def evaluate(args: argparse.Namespace) -> int:
     cfg, model, saved = load_policy(args.source)
     env = make_env(cfg.env, render_mode="rgb_array" if video else None,
                    evaluation=True)
-    env.reset(seed=args.seed)
+    policy = eval_policy(cfg, model, args.seed)
+    actors = evaluation_actors(cfg, env, args.seed, policy.algorithm, model)
     if video is not None:
         try:  # a renderer that is missing shows at the first frame: find out before playing
             env.render()
@@ -102,15 +103,15 @@ def evaluate(args: argparse.Namespace) -> int:
             env.close()
             raise UserError(f"--video: this environment cannot draw frames here: "
                             f"{str(exc).splitlines()[0]}") from None
-    policy = eval_policy(cfg, model, args.seed)
     max_steps = max_eval_steps(cfg)
     scores = []
     for episode in range(args.episodes):
         frames: list[Any] | None = [] if video and episode == 0 else None
+        actors.members[0].video = frames
         # seeded at the first reset, as a gymnasium loop of one's own would seed it
         # (asyncrl.load's agent scores the same)
         seed = args.seed if episode == 0 else None
-        scores.append(play_episode(policy, env, max_steps, frames, seed))
+        scores.append(actors.play_episode(model, max_steps, seed))
         print(f"episode {episode + 1}/{args.episodes}: score {scores[-1]:g}")
         if frames is not None and video is not None:
             write_video(frames, video)

@@ -21,6 +21,8 @@ from asyncrl.report.runs import natural_order
 from asyncrl.report.time_to_score import curves_figure, time_to_table
 from asyncrl.tools import run_tool
 
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="asyncrl-report", description=__doc__,
@@ -50,6 +52,8 @@ def _report(args: argparse.Namespace) -> int:
         raise UserError(f"no such directory: {missing[0]}")
     if args.top_k < 1 or args.window < 1:
         raise UserError("--top-k and --window must be at least 1")
+    if args.curves and args.curves.suffix.lower() not in FIGURE_SUFFIXES:
+        raise UserError(f"--curves {args.curves}: name a {', '.join(FIGURE_SUFFIXES)} file")
     if args.status:
         print(status_table(find_runs(args.dirs)))
         return 0
