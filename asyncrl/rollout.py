@@ -145,13 +145,13 @@ class Actors:
         which a non-terminal segment bootstraps from (a time-limit cut included).
         """
         members = self.members
-        live = list(range(len(members))) if only is None else list(only)
-        for i in live:
+        playing = list(range(len(members))) if only is None else list(only)
+        for i in playing:
             if members[i].state is None:
                 members[i].state = model.initial_state()
         segments = [Segment([], [], False, detach_state(actor.state)) for actor in members]
         actions: list[Any] = [None] * len(members)
-        playing = list(live)
+        live = list(playing)  # those whose segment has not ended yet
         with torch.inference_mode():
             for t in range(min(steps or self.t_max, self.t_max)):
                 choosing = []
