@@ -16,7 +16,7 @@ from omegaconf import II, MISSING, OmegaConf
 
 from asyncrl.action_kinds import action_kind_problem
 from asyncrl.algos.configs import ALGORITHM_CONFIGS, epsilon_problem, is_value_based
-from asyncrl.envs.family import families, family_of
+from asyncrl.envs.family import Family, families, family_of
 from asyncrl.errors import UserError
 from asyncrl.option_checks import check_options
 from asyncrl.trackers import check_wandb_installed
@@ -310,8 +310,8 @@ def _check_combinations(cfg: Any) -> None:
         check_wandb_installed()
     family = family_of(cfg.env)
     family.check_available(cfg.env)
-    _check_actions_against_choices(cfg)
-    _check_episode_updates(cfg)
+    _check_actions_against_choices(cfg, family)
+    _check_episode_updates(cfg, family)
     check_options(cfg, family.observes_images(cfg.env))
     family.check(cfg.env)
 
@@ -380,9 +380,8 @@ def _check_optimizer(opt: Any) -> None:
                             "must be 0 or more and finite")
 
 
-def _check_actions_against_choices(cfg: Any) -> None:
+def _check_actions_against_choices(cfg: Any, family: Family) -> None:
     """The environment's kind of action against the algorithm and the network."""
-    family = family_of(cfg.env)
     name = family.name_in_errors(cfg.env)
     value_based = is_value_based(cfg.algo.name)
     gaussian = cfg.network.name == "gaussian"
@@ -402,11 +401,10 @@ def _check_actions_against_choices(cfg: Any) -> None:
         raise UserError(problem)
 
 
-def _check_episode_updates(cfg: Any) -> None:
+def _check_episode_updates(cfg: Any, family: Family) -> None:
     """Whole-episode updates need a time limit that bounds the episode's buffer."""
     if cfg.algo.name != "a3c" or not cfg.algo.episode_updates:
         return
-    family = family_of(cfg.env)
     limit = family.episode_step_limit(cfg.env)
     if limit is None or limit > EPISODE_UPDATE_MAX_STEPS:
         raise UserError(f"algo.episode_updates=true makes each update one whole episode, "

@@ -400,7 +400,7 @@ class Launcher:
             plot_learning_curve(self.run_dir, f"{self.cfg.algo.name} on {self._env_name()}",
                                 self.cfg.log.score_window)
         except OSError as error:
-            failure = failure or self._unwritable(error)
+            failure = failure or unwritable(error, self.run_dir)
         if failure is None:
             log.info("T=%s frames; checkpoint %s; outputs in %s", f"{self.shared.total_frames():,}",
                      path, self.run_dir)
@@ -413,11 +413,8 @@ class Launcher:
         try:
             self._drain(source, timeout=timeout)
         except OSError as error:
-            return failure or self._unwritable(error)
+            return failure or unwritable(error, self.run_dir)
         return failure
-
-    def _unwritable(self, error: OSError) -> str:
-        return unwritable(error, self.run_dir)
 
 
 @contextlib.contextmanager

@@ -114,12 +114,13 @@ def test_a_q_method_with_a_gaussian_network_is_refused_with_what_to_use():
     from omegaconf import OmegaConf
 
     from asyncrl.config import _check_actions_against_choices
+    from asyncrl.envs.family import family_of
     from asyncrl.errors import UserError
 
     cfg = OmegaConf.create({"algo": {"name": "nstep_q"}, "network": {"name": "gaussian"},
                             "env": {"family": "atari", "game": "pong"}})
     with pytest.raises(UserError, match="use network=ff or network=lstm$"):
-        _check_actions_against_choices(cfg)
+        _check_actions_against_choices(cfg, family_of(cfg.env))
 
 
 def test_corrupt_checkpoint_is_refused_on_resume(workdir):

@@ -17,7 +17,6 @@ __all__ = ["HEADS", "ActorCritic", "AgentNetwork", "GaussianActorCritic", "LSTMC
            "QNetwork", "build_model", "detach_state"]
 
 
-
 def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
     """Conv torso for image stacks (C, H, W), MLP torso for flat vectors."""
     shape = observation_space.shape

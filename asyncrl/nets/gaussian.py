@@ -99,11 +99,8 @@ class GaussianActorCritic(nn.Module):
         actor_state, critic_state = state if state is not None else (None, None)
         actor_features, actor_state = self.actor.features(obs, actor_state)
         critic_features, critic_state = self.critic.features(obs, critic_state)
-        mu = self.mu(actor_features)
-        var = F.softplus(self.var(actor_features)) + VAR_FLOOR
-        value = self.value(critic_features).squeeze(-1)
         new_state = (actor_state, critic_state) if self.recurrent else None
-        return (mu, var), value, new_state
+        return *self._heads(actor_features, critic_features), new_state
 
     def step_many(self, obs: torch.Tensor, states: list[GaussianState | None]
                   ) -> tuple[tuple[tuple[torch.Tensor, torch.Tensor], torch.Tensor],
@@ -114,10 +111,14 @@ class GaussianActorCritic(nn.Module):
             obs, [None if s is None else s[0] for s in states])
         critic_features, critic_states = self.critic.features_many(
             obs, [None if s is None else s[1] for s in states])
-        mu = self.mu(actor_features)
-        var = F.softplus(self.var(actor_features)) + VAR_FLOOR
-        value = self.value(critic_features).squeeze(-1)
         after: list[GaussianState | None] = (
             list(zip(actor_states, critic_states, strict=True)) if self.recurrent
             else [None] * len(states))
-        return ((mu, var), value), after
+        return self._heads(actor_features, critic_features), after
+
+    def _heads(self, actor_features: torch.Tensor, critic_features: torch.Tensor
+               ) -> tuple[tuple[torch.Tensor, torch.Tensor], torch.Tensor]:
+        """``((mu, var), value)`` from each branch's features."""
+        mu = self.mu(actor_features)
+        var = F.softplus(self.var(actor_features)) + VAR_FLOOR
+        return (mu, var), self.value(critic_features).squeeze(-1)
