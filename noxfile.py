@@ -106,4 +106,4 @@ def bench(session: nox.Session) -> None:
     the seconds to the first frame -> docs/benchmarks.md (`-- --sections learning`: the
     minutes to a Pong score, about an hour)."""
     install(session, "bench")
-    session.run("python", "-m", "asyncrl.bench", *session.posargs)
+    session.run("python", "-m", "asyncrl.commands.bench", *session.posargs)

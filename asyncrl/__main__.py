@@ -1,3 +1,3 @@
-from asyncrl.cli import main
+from asyncrl.commands.cli import main
 
 main()

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from asyncrl.cli import check_room, claim_run_dir, resumed_config
-from asyncrl.cli import train as train_job
-from asyncrl.compose import compose_config, register_schemas
-from asyncrl.config import validate
+from asyncrl.commands.cli import check_room, claim_run_dir, resumed_config
+from asyncrl.commands.cli import train as train_job
+from asyncrl.config.checks import validate
+from asyncrl.config.compose import compose_config, register_schemas
 from asyncrl.errors import UserError
-from asyncrl.objective import read_outcome
+from asyncrl.run_files.objective import read_outcome
 
 RUN_LOG = "asyncrl.log"  # the name Hydra's job logging gives the CLI's run log
 
@@ -107,7 +107,8 @@ class Agent:
     value-based methods act epsilon-greedily with ``algo.eval_epsilon``."""
 
     def __init__(self, run_dir: Path, seed: int = 0) -> None:
-        from asyncrl.evaluate import eval_policy, load_policy
+        from asyncrl.commands.saved_policy import load_policy
+        from asyncrl.learning.evaluate import eval_policy
 
         self.run_dir = run_dir
         self.config, model, saved = load_policy(run_dir)

@@ -15,9 +15,9 @@ import time
 import torch
 
 import asyncrl
-from asyncrl.compose import compose_config, register_schemas
-from asyncrl.launcher import build_shared_state
-from asyncrl.worker import WorkerParts, WorkerSpec, build_worker_parts, learning_step
+from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.learning.worker import WorkerParts, WorkerSpec, build_worker_parts, learning_step
+from asyncrl.run.launcher import build_shared_state
 
 
 def _step(parts: WorkerParts, lap=None) -> int:

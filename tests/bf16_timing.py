@@ -12,8 +12,8 @@ import time
 
 import torch
 
-from asyncrl.compose import compose_config, register_schemas
-from asyncrl.launcher import build_shared_state
+from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.run.launcher import build_shared_state
 
 
 def _mean_ms(step, x: torch.Tensor, bf16: bool, n: int) -> float:

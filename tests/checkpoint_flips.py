@@ -2,7 +2,7 @@
 
 ``python -m tests.checkpoint_flips [--flips 200] [--seed 0]`` trains CartPole in-process for
 a few hundred frames, then flips one random bit of ``checkpoints/last.pt`` at a time and
-counts, for torch's own loader and for ``asyncrl.checkpoint.load_checkpoint``: refused,
+counts, for torch's own loader and for ``asyncrl.run_files.checkpoint.load_checkpoint``: refused,
 loaded with the very same contents, loaded with different contents. docs/reliability.md
 quotes its output.
 """
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import torch
 
-from asyncrl.checkpoint import checkpoint_path, content_digest, load_checkpoint
 from asyncrl.errors import UserError
+from asyncrl.run_files.checkpoint import checkpoint_path, content_digest, load_checkpoint
 
 OUTCOMES = ("refused", "same contents", "different contents")
 
 
 def _checkpoint(run_dir: Path) -> Path:
-    from asyncrl.launcher import Launcher
+    from asyncrl.run.launcher import Launcher
     from tests.conftest import compose
 
     cfg = compose("env=classic/cartpole", "serial=true", "workers=1", "total_frames=600",
@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     counts = survey(args.flips, args.seed)
-    from asyncrl.bench import machine
+    from asyncrl.commands.bench import machine
 
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {machine()}: {args.flips} single "
           f"flipped bits (seed {args.seed})")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncrl.compose import compose_config, register_schemas
+from asyncrl.config.compose import compose_config, register_schemas
 
 REPO = Path(__file__).resolve().parent.parent
 CONF = REPO / "conf"

@@ -80,7 +80,7 @@ class Verdict:
 
 
 def env_options() -> list[str]:
-    from asyncrl.paths import config_dir
+    from asyncrl.config.paths import config_dir
 
     root = Path(config_dir()) / "env"
     return sorted(str(p.relative_to(root))[: -len(".yaml")] for p in root.rglob("*.yaml")
@@ -88,7 +88,7 @@ def env_options() -> list[str]:
 
 
 def options(group: str) -> list[str]:
-    from asyncrl.paths import config_dir
+    from asyncrl.config.paths import config_dir
 
     if group == "env":
         return env_options()
@@ -116,7 +116,7 @@ def kind(value: Any) -> str:
 @cache
 def keys_of(choice: tuple[str, ...]) -> list[tuple[str, str]]:
     """Every leaf key of the config these overrides compose, with its type's name."""
-    from asyncrl.compose import compose_config
+    from asyncrl.config.compose import compose_config
 
     cfg = compose_config(list(choice))
     found: list[tuple[str, str]] = []
@@ -224,7 +224,7 @@ def _mutate(rng: random.Random, case: Case, key_type: tuple[str, str],
 
 def check(case: Case, workdir: Path) -> Verdict:
     """The CLI's own check before Hydra starts, in this process."""
-    from asyncrl.cli import prepare_arguments
+    from asyncrl.commands.cli import prepare_arguments
     from asyncrl.errors import UserError
 
     where = (f"hydra.sweep.dir={workdir / 'sweep'}" if case.multirun
@@ -246,8 +246,8 @@ def check(case: Case, workdir: Path) -> Verdict:
 
 def train(verdict: Verdict, workdir: Path) -> Verdict:
     """An accepted single run, trained in this process (serial, one worker)."""
-    from asyncrl.compose import compose_config
-    from asyncrl.launcher import Launcher
+    from asyncrl.config.compose import compose_config
+    from asyncrl.run.launcher import Launcher
 
     case = verdict.case
     cfg = compose_config([*case.args, "serial=true", "workers=1"], as_object=True)
@@ -259,7 +259,7 @@ def train(verdict: Verdict, workdir: Path) -> Verdict:
 
 
 def _reason(run_dir: Path) -> str:
-    from asyncrl.run_status import read_status
+    from asyncrl.run_files.run_status import read_status
 
     return str((read_status(run_dir) or {}).get("reason", ""))
 
@@ -311,7 +311,7 @@ def fuzz(seed: int, cases: int, trains: int, clis: int, log: Any = None,
          cover_all: bool = True) -> dict[str, Any]:
     """Draw, check every case in-process, train ``trains`` accepted single runs in-process
     and send ``clis`` cases through the real CLI; what was drawn and every finding."""
-    from asyncrl.compose import register_schemas
+    from asyncrl.config.compose import register_schemas
 
     register_schemas()
     started = time.monotonic()

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from asyncrl.process_name import EVALUATOR_NAME, WORKER_PREFIX
+from asyncrl.learning.process_name import EVALUATOR_NAME, WORKER_PREFIX
 from tests.run_files import (
     LOGS,
     alive,

@@ -38,7 +38,7 @@ def test_train_then_load_plays_what_asyncrl_eval_scores(tmp_path):
         done = terminated or truncated
     env.close()
 
-    played = subprocess.run([sys.executable, "-m", "asyncrl.tools.evaluate",
+    played = subprocess.run([sys.executable, "-m", "asyncrl.commands.evaluate",
                              str(result.run_dir), "--episodes", "1", "--seed", "0"],
                             env=cli_env(), capture_output=True, text=True, timeout=120)
     assert played.returncode == 0, played.stderr

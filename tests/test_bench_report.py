@@ -1,6 +1,6 @@
 """The benchmark's file: a partial run replaces only the sections it measured."""
 
-from asyncrl.bench import command_line, merge_sections, other_domains_markdown
+from asyncrl.commands.bench import command_line, merge_sections, other_domains_markdown
 
 
 def test_partial_benchmark_keeps_the_sections_it_did_not_measure():
@@ -17,9 +17,9 @@ def test_partial_benchmark_keeps_the_sections_it_did_not_measure():
 
 
 def test_each_section_names_the_command_that_measured_it():
-    assert command_line([]) == "`python -m asyncrl.bench` (what `nox -s bench` runs)"
+    assert command_line([]) == "`python -m asyncrl.commands.bench` (what `nox -s bench` runs)"
     given = command_line(["--sections", "maze", "--seconds", "12"])
-    assert given == "`python -m asyncrl.bench --sections maze --seconds 12`"
+    assert given == "`python -m asyncrl.commands.bench --sections maze --seconds 12`"
     fresh = other_domains_markdown({"maze": [{"level": "small", "workers": 1, "steps": 9.0}],
                                     "mujoco": [], "torcs": []}, 12, given)
     assert f"Command: {given}." in fresh and "UTC on " in fresh

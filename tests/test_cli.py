@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from asyncrl.startup import first_frame_phases
+from asyncrl.run_files.startup import first_frame_phases
 from tests.conftest import CONF, QUICK, cli_env, compose, run_cli
 
 # Pong with a short episode cap, so that a few thousand frames finish several episodes
@@ -113,7 +113,7 @@ def test_bad_input_is_one_line_with_nonzero_exit_and_nothing_written(workdir, ar
 def test_a_q_method_with_a_gaussian_network_is_refused_with_what_to_use():
     from omegaconf import OmegaConf
 
-    from asyncrl.config import _check_actions_against_choices
+    from asyncrl.config.checks import _check_actions_against_choices
     from asyncrl.envs.family import family_of
     from asyncrl.errors import UserError
 
@@ -337,7 +337,7 @@ def test_a_hung_worker_is_killed_and_restarted(workdir):
 
 
 def test_help_is_the_apps_own_and_names_only_options_that_exist(workdir):
-    from asyncrl.usage import USAGE
+    from asyncrl.commands.usage import USAGE
 
     result = run_cli(["--help"], workdir)
     assert result.returncode == 0 and result.stdout == USAGE
@@ -359,7 +359,7 @@ def test_help_is_the_apps_own_and_names_only_options_that_exist(workdir):
     (["algo=nstep_q"], "40_000_000", "value-based methods: 7e-4", 7e-4),
 ])
 def test_the_defaults_help_names_are_the_configs(overrides, frames_said, lr_said, lr):
-    from asyncrl.usage import USAGE
+    from asyncrl.commands.usage import USAGE
 
     cfg = compose(*overrides)
     help_text = " ".join(USAGE.split())  # the defaults wrap over lines
@@ -373,7 +373,7 @@ def test_the_defaults_help_names_are_the_configs(overrides, frames_said, lr_said
     (["env=mujoco/hopper"], "MuJoCo 1e-5 to 1e-1", 1e-5, 1e-1),
 ])
 def test_the_sweep_ranges_help_names_are_the_environments(overrides, range_said, low, high):
-    from asyncrl.usage import USAGE
+    from asyncrl.commands.usage import USAGE
 
     env = compose(*overrides).env
     assert range_said in " ".join(USAGE.split())
@@ -383,7 +383,7 @@ def test_the_sweep_ranges_help_names_are_the_environments(overrides, range_said,
 def test_help_and_command_line_checks_do_not_import_torch(workdir):
     # torch takes seconds to import; --help and a typo should answer well within one
     probe = ("import sys\n"
-             "from asyncrl import cli\n"
+             "from asyncrl.commands import cli\n"
              "cli.register_schemas()\n"
              "cli.prepare_arguments(['env=classic/cartpole', 'workers=2'])\n"
              "try:\n"
@@ -413,7 +413,7 @@ def test_a_run_directory_that_holds_a_run_is_refused_without_resume(workdir):
 def test_runs_started_in_the_same_second_get_their_own_directories(workdir, monkeypatch):
     from datetime import datetime
 
-    from asyncrl import cli
+    from asyncrl.commands import cli
 
     class Frozen(datetime):
         @classmethod
@@ -429,7 +429,7 @@ def test_runs_started_in_the_same_second_get_their_own_directories(workdir, monk
 
 
 def test_frame_counts_in_e_notation_are_whole_numbers():
-    from asyncrl.cli import whole_frame_counts
+    from asyncrl.commands.cli import whole_frame_counts
 
     assert whole_frame_counts(["total_frames=1e6", "lr_anneal_frames=2.5E7", "lr=1e-3",
                                "eval.interval_frames=5e5", "total_frames=1.5e0"]) == [
@@ -449,7 +449,7 @@ def test_a_full_disk_or_an_unwritable_place_is_refused_before_hydra_writes_there
     import shutil
     from collections import namedtuple
 
-    from asyncrl import cli
+    from asyncrl.commands import cli
     from asyncrl.errors import UserError
 
     usage = namedtuple("usage", "total used free")

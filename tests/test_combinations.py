@@ -161,7 +161,7 @@ def test_a3c_gaussian_trains_from_pixels(tmp_path):
 @pytest.mark.parametrize(("algo", "optimizer"), list(itertools.product(ALGOS, OPTIMIZERS)))
 def test_the_gaussian_combinations_are_refused_where_the_readme_says(algo, optimizer):
     """The other 12 of the 36: refused on Atari; on MuJoCo only A3C's 3 are accepted."""
-    from asyncrl.config import validate
+    from asyncrl.config.checks import validate
     from asyncrl.errors import UserError
     from tests.conftest import compose
 

@@ -7,8 +7,9 @@ import pytest
 from omegaconf import OmegaConf
 
 from asyncrl.algos import algorithm_class
-from asyncrl.compose import compose_config
-from asyncrl.config import SCHEMAS, validate
+from asyncrl.config.checks import validate
+from asyncrl.config.compose import compose_config
+from asyncrl.config.schemas import SCHEMAS
 from asyncrl.envs import make_env
 from asyncrl.envs.atari import known_games
 from asyncrl.errors import UserError
@@ -163,16 +164,16 @@ def test_impossible_values_are_refused(overrides, fragment):
 
 
 def test_the_worker_limit_follows_cores_and_available_memory(monkeypatch):
-    import asyncrl.config as config
+    import asyncrl.config.machine as machine
 
-    monkeypatch.setattr(config, "usable_cpus", lambda: 2)
-    monkeypatch.setattr(config, "available_memory", lambda: 64 * 2**30)
-    assert config.worker_limit() == (16, "8 per core on 2 cores")
-    monkeypatch.setattr(config, "available_memory", lambda: 2.0 * 2**30)
-    limit, why = config.worker_limit()
+    monkeypatch.setattr(machine, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(machine, "available_memory", lambda: 64 * 2**30)
+    assert machine.worker_limit() == (16, "8 per core on 2 cores")
+    monkeypatch.setattr(machine, "available_memory", lambda: 2.0 * 2**30)
+    limit, why = machine.worker_limit()
     assert limit == 4 and "2.0 GiB of memory available" in why  # 2 GiB / 0.45 GB
-    monkeypatch.setattr(config, "available_memory", lambda: 1e8)
-    assert config.worker_limit()[0] == 1  # one worker is always allowed to try
+    monkeypatch.setattr(machine, "available_memory", lambda: 1e8)
+    assert machine.worker_limit()[0] == 1  # one worker is always allowed to try
 
 
 def _yaml_values(group: str, option: str) -> dict:
@@ -214,7 +215,7 @@ def _drift(schema: type, values: dict) -> dict:
 
 def test_conf_config_yaml_agrees_with_the_run_schema():
     """The top-level keys and eval/checkpoint/log of conf/config.yaml against TrainConfig."""
-    from asyncrl.config import TrainConfig
+    from asyncrl.config.schemas import TrainConfig
 
     raw = OmegaConf.to_container(OmegaConf.load(CONF / "config.yaml"))
     for key in ("defaults", "hydra", "algo", "env", "network", "optimizer"):
@@ -225,8 +226,8 @@ def test_conf_config_yaml_agrees_with_the_run_schema():
 
 
 def test_a_run_saved_before_a_key_existed_resumes_with_the_value_it_used():
-    from asyncrl.compose import compose_config
-    from asyncrl.config import KEYS_ADDED, typed_config
+    from asyncrl.config.compose import compose_config
+    from asyncrl.config.saved import KEYS_ADDED, typed_config
 
     saved = OmegaConf.to_container(compose_config([]), resolve=True)
     for (group, _), added in KEYS_ADDED.items():
@@ -239,8 +240,8 @@ def test_a_run_saved_before_a_key_existed_resumes_with_the_value_it_used():
 
 
 def test_a_run_saved_with_a_removed_key_resumes_only_with_todays_behaviour():
-    from asyncrl.compose import compose_config
-    from asyncrl.config import typed_config
+    from asyncrl.config.compose import compose_config
+    from asyncrl.config.saved import typed_config
 
     saved = OmegaConf.to_container(compose_config([]), resolve=True)
     assert "precision" not in typed_config({**saved, "precision": "fp32"})

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from asyncrl.algos import build_algorithm
+from asyncrl.learning.rollout import Actors
 from asyncrl.nets import build_model
-from asyncrl.rollout import Actors
 from tests.conftest import QUICK, compose, run_cli
 
 ALGOS = ("a3c", "one_step_q", "one_step_sarsa", "nstep_q")
@@ -126,7 +126,7 @@ def test_a3c_samples_in_a_batch_what_it_samples_one_environment_at_a_time(networ
 
 
 def _member_seeds(actors: Actors) -> list[int]:
-    from asyncrl.seeding import derive_seed
+    from asyncrl.learning.seeding import derive_seed
 
     return [11 if i == 0 else derive_seed(11, i) for i in range(len(actors.members))]
 

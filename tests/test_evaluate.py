@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncrl.checkpoint import load_checkpoint, save_checkpoint
+from asyncrl.run_files.checkpoint import load_checkpoint, save_checkpoint
 from tests.conftest import QUICK, run_cli
 
 SHORT_PONG = ["env=atari/pong", "env.max_episode_frames=800", "workers=1", "total_frames=2000",
@@ -20,7 +20,7 @@ def test_evaluate_a_checkpoint_and_record_a_video(workdir):
     assert run_cli([*SHORT_PONG, f"hydra.run.dir={run_dir}"], workdir).returncode == 0
     video = workdir / "episode.gif"
     result = run_cli([str(run_dir), "--episodes", "2", "--video", str(video)], workdir,
-                     module="asyncrl.tools.evaluate")
+                     module="asyncrl.commands.evaluate")
     assert result.returncode == 0, result.stderr
     assert "mean score over 2 episodes" in result.stdout
     report = json.loads((run_dir / "evaluation.json").read_text())
@@ -30,11 +30,11 @@ def test_evaluate_a_checkpoint_and_record_a_video(workdir):
 
 
 def test_evaluate_refuses_a_missing_or_corrupt_checkpoint(workdir):
-    missing = run_cli([str(workdir / "nothing")], workdir, module="asyncrl.tools.evaluate")
+    missing = run_cli([str(workdir / "nothing")], workdir, module="asyncrl.commands.evaluate")
     assert missing.returncode == 2 and "no run directory or checkpoint" in missing.stderr
     bad = workdir / "bad.pt"
     bad.write_bytes(b"\x00garbage")
-    corrupt = run_cli([str(bad)], workdir, module="asyncrl.tools.evaluate")
+    corrupt = run_cli([str(bad)], workdir, module="asyncrl.commands.evaluate")
     assert corrupt.returncode == 2 and "corrupt checkpoint" in corrupt.stderr
     assert "Traceback" not in corrupt.stderr
 
@@ -65,7 +65,7 @@ def _refused_before_playing(result) -> str:
 ])
 def test_eval_refuses_unwritable_outputs_before_playing(cartpole_run, args, fragment):
     result = run_cli([str(cartpole_run), "--episodes", "1", *args], cartpole_run.parent,
-                     module="asyncrl.tools.evaluate")
+                     module="asyncrl.commands.evaluate")
     assert fragment in _refused_before_playing(result)
 
 
@@ -74,7 +74,7 @@ def test_a_bare_video_name_goes_into_the_run_directory(tmp_path):
     assert run_cli([*SHORT_PONG, "total_frames=400", f"hydra.run.dir={run_dir}"],
                    tmp_path).returncode == 0
     result = run_cli([str(run_dir), "--episodes", "1", "--video", "pong.gif"], tmp_path,
-                     module="asyncrl.tools.evaluate")
+                     module="asyncrl.commands.evaluate")
     assert result.returncode == 0, result.stderr
     assert (run_dir / "pong.gif").stat().st_size > 1000
     assert not (tmp_path / "pong.gif").exists()
@@ -89,7 +89,7 @@ def test_a_video_that_cannot_be_made_here_is_refused_before_playing(cartpole_run
     if importlib.util.find_spec(module) is not None:
         pytest.skip(f"{module} is installed here")
     result = run_cli([str(cartpole_run), "--video", video], cartpole_run.parent,
-                     module="asyncrl.tools.evaluate")
+                     module="asyncrl.commands.evaluate")
     assert fragment in _refused_before_playing(result)
 
 
@@ -99,7 +99,7 @@ def test_a_checkpoint_that_does_not_fit_its_config_is_refused_in_one_line(cartpo
     saved.config["network"]["hidden"] = 128  # the weights say 256
     run_dir = tmp_path / "mismatched"
     save_checkpoint(run_dir / "checkpoints" / "last.pt", saved)
-    played = run_cli([str(run_dir)], tmp_path, module="asyncrl.tools.evaluate")
+    played = run_cli([str(run_dir)], tmp_path, module="asyncrl.commands.evaluate")
     assert "does not fit the network its config builds" in _refused_before_playing(played)
     resumed = run_cli([f"resume={run_dir}", "total_frames=4000"], tmp_path)
     assert resumed.returncode == 2 and "Traceback" not in resumed.stderr

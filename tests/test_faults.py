@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from asyncrl.checkpoint import content_digest, load_checkpoint
 from asyncrl.errors import UserError
+from asyncrl.run_files.checkpoint import content_digest, load_checkpoint
 from tests.conftest import QUICK, cli_env, compose, run_cli
 from tests.run_files import LOGS, alive, children, is_spawned_child, log_health
 
@@ -185,9 +185,9 @@ def test_a_disk_that_fills_up_fails_the_run_in_one_line_and_it_resumes_once_free
 def test_a_full_disk_simulated_at_a_random_write(tmp_path, seed, monkeypatch):
     """Where no filesystem can be mounted: the n-th write of a log row or a checkpoint,
     n drawn at random, fails with ENOSPC as a full disk's would."""
-    import asyncrl.launcher as launcher_module
-    from asyncrl.launcher import Launcher
-    from asyncrl.recorder import CsvLog
+    import asyncrl.run.launcher as launcher_module
+    from asyncrl.run.launcher import Launcher
+    from asyncrl.run_files.recorder import CsvLog
 
     writes_left = [random.Random(seed).randint(5, 400)]
 
@@ -273,7 +273,7 @@ def test_a_damaged_or_foreign_checkpoint_is_refused_in_one_line_and_nothing_chan
         return
     before = _snapshot(run_dir)
     for args, module in (([f"resume={run_dir}", "total_frames=8000"], "asyncrl"),
-                         ([str(run_dir), "--episodes", "1"], "asyncrl.tools.evaluate")):
+                         ([str(run_dir), "--episodes", "1"], "asyncrl.commands.evaluate")):
         result = run_cli(args, tmp_path, module=module)
         assert result.returncode == 2, (module, result.stderr[-2000:])
         said = result.stderr.strip().splitlines()

@@ -5,8 +5,8 @@ import gymnasium as gym
 import torch
 
 from asyncrl.algos import algorithm_class, build_algorithm
+from asyncrl.learning.rollout import Actors
 from asyncrl.nets import LSTMCore, build_model
-from asyncrl.rollout import Actors
 from tests.conftest import compose
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from asyncrl.config import validate
+from asyncrl.config.checks import validate
 from asyncrl.envs import make_env
 from asyncrl.envs.maze import ACTIONS, MazeEnv
 from asyncrl.envs.maze.raycast import CEILING, FLOOR
@@ -176,7 +176,7 @@ def test_render_shows_the_view_beside_a_map(tmp_path):
 
 
 def test_asyncrl_maze_writes_a_gif_and_a_map(tmp_path):
-    from asyncrl.tools.maze import main
+    from asyncrl.commands.maze import main
 
     out = tmp_path / "m.gif"
     assert main(["--level", "small", "--steps", "10", "--out", str(out)]) == 0

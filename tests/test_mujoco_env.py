@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from asyncrl.config import validate
+from asyncrl.config.checks import validate
 from asyncrl.envs import make_env
 from tests.conftest import CONF, cli_env, compose
 

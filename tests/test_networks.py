@@ -52,7 +52,7 @@ def test_policy_init_scale_multiplies_the_policy_layers_default_init(scale):
 def test_a_run_saved_before_centring_resumes_uncentred():
     from omegaconf import OmegaConf
 
-    from asyncrl.config import typed_config
+    from asyncrl.config.saved import typed_config
 
     saved = OmegaConf.to_container(OmegaConf.structured(compose()), resolve=True)
     assert saved["network"]["centre_input"] is True
@@ -68,7 +68,7 @@ def cartpole_spaces() -> tuple[Box, Discrete]:
 def test_a_run_saved_before_mlp_activation_resumes_on_relu():
     from omegaconf import OmegaConf
 
-    from asyncrl.config import typed_config
+    from asyncrl.config.saved import typed_config
 
     saved = OmegaConf.to_container(OmegaConf.structured(compose("env=classic/cartpole")),
                                    resolve=True)
@@ -95,7 +95,7 @@ def test_the_mlp_torso_uses_the_activation_named(activation):
 ])
 def test_build_model_refuses_the_kind_of_action_by_the_same_words_as_validation(
         network, action_space, fragment):
-    from asyncrl.action_kinds import action_kind_problem
+    from asyncrl.nets.action_kinds import action_kind_problem
 
     cfg = compose(f"network={network}")
     with pytest.raises(ValueError, match=fragment):

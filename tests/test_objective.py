@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from asyncrl import cli
+from asyncrl.commands import cli
 from asyncrl.errors import UserError
-from asyncrl.objective import read_outcome, sweeper_value
-from asyncrl.run_status import write_status
+from asyncrl.run_files.objective import read_outcome, sweeper_value
+from asyncrl.run_files.run_status import write_status
 from tests.conftest import compose
 
 
@@ -48,7 +48,7 @@ def test_a_directory_without_a_status_has_no_score(tmp_path):
      "lower eval.interval_frames"),
 ])
 def test_an_objective_that_cannot_score_is_refused(overrides, fragment):
-    from asyncrl.config import validate
+    from asyncrl.config.checks import validate
 
     with pytest.raises(UserError, match=fragment):
         validate(compose("env=classic/cartpole", *overrides))

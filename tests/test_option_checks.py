@@ -3,7 +3,7 @@ leave the paper's method in force when not given."""
 
 import pytest
 
-from asyncrl.config import validate
+from asyncrl.config.checks import validate
 from asyncrl.errors import UserError
 from tests.conftest import compose
 
@@ -71,8 +71,8 @@ def test_help_names_each_option_by_a_key_its_schema_has():
     import re
     from dataclasses import fields
 
-    from asyncrl.config import SCHEMAS
-    from asyncrl.usage import USAGE
+    from asyncrl.commands.usage import USAGE
+    from asyncrl.config.schemas import SCHEMAS
 
     section = USAGE.split("Beyond the paper")[1].split("Examples:")[0]
     named = set(re.findall(r"\b(algo|network)\.(\w+)=", section))

@@ -7,11 +7,11 @@ import dataclasses
 
 import pytest
 
-from asyncrl.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from asyncrl.display import Progress, format_duration
 from asyncrl.errors import UserError
-from asyncrl.plots import plot_learning_curve, rolling_mean
-from asyncrl.recorder import Recorder
+from asyncrl.run.display import Progress, format_duration
+from asyncrl.run_files.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from asyncrl.run_files.plots import plot_learning_curve, rolling_mean
+from asyncrl.run_files.recorder import Recorder
 
 
 def test_recorder_appends_to_existing_files_with_one_header(tmp_path):
@@ -135,7 +135,7 @@ def test_on_a_full_disk_the_status_is_overwritten_in_place_and_no_temporary_is_l
     import json
     import os
 
-    from asyncrl import run_status
+    from asyncrl.run_files import run_status
 
     run_status.write_status(tmp_path, "running", frames=0)
 

@@ -6,9 +6,9 @@ import queue
 import signal
 import time
 
-from asyncrl import messages
-from asyncrl.launcher import build_shared_state
-from asyncrl.pool import ProcessPool, SerialPool
+from asyncrl.learning import messages
+from asyncrl.run.launcher import build_shared_state
+from asyncrl.run.pool import ProcessPool, SerialPool
 from tests.conftest import compose
 
 CARTPOLE = ["env=classic/cartpole", "log.tensorboard=false"]

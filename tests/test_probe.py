@@ -9,8 +9,8 @@ import sys
 import pytest
 import torch
 
+from asyncrl.commands.probe import analyse, collect_screens, main, read_network
 from asyncrl.nets import build_model
-from asyncrl.probe import analyse, collect_screens, main, read_network
 from tests.conftest import compose
 
 
@@ -81,7 +81,7 @@ def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, 
 def test_probe_refuses_a_network_it_cannot_read(tmp_path):
     from omegaconf import OmegaConf
 
-    from asyncrl.checkpoint import Checkpoint, save_checkpoint
+    from asyncrl.run_files.checkpoint import Checkpoint, save_checkpoint
 
     cfg = compose("algo=nstep_q")
     save_checkpoint(tmp_path / "checkpoints" / "last.pt", Checkpoint(

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from tests.conftest import REPO, cli_env
 
-MODULES = {"asyncrl": "asyncrl", "asyncrl-eval": "asyncrl.tools.evaluate",
-           "asyncrl-report": "asyncrl.tools.report"}
+MODULES = {"asyncrl": "asyncrl", "asyncrl-eval": "asyncrl.commands.evaluate",
+           "asyncrl-report": "asyncrl.commands.report"}
 # what makes each run short: a few thousand frames, short Pong episodes, no live panel
 SHORTER = ["log.progress=false", "eval.episodes=0", "eval.max_episode_frames=1200"]
 

@@ -9,7 +9,7 @@ import torch
 
 from asyncrl.algos import SegmentBatch
 from asyncrl.algos.replay import SegmentReplay
-from asyncrl.worker import WorkerParts, learning_step
+from asyncrl.learning.worker import WorkerParts, learning_step
 
 
 class OneSegment:

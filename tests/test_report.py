@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
+from asyncrl.commands.report import main
 from asyncrl.report import build_report
 from asyncrl.report.metrics import (
     best_k,
@@ -19,8 +20,7 @@ from asyncrl.report.metrics import (
     time_to_reach,
 )
 from asyncrl.report.runs import find_runs
-from asyncrl.run_status import write_status
-from asyncrl.tools.report import main
+from asyncrl.run_files.run_status import write_status
 from tests.conftest import QUICK, run_cli
 
 
@@ -155,12 +155,12 @@ def test_sweep_then_report_through_the_real_commands(tmp_path):
                       "log.tensorboard=false", *QUICK, f"hydra.sweep.dir={sweep_dir}"],
                      tmp_path, timeout=400)
     assert result.returncode == 0, result.stderr[-3000:]
-    report = run_cli([str(sweep_dir)], tmp_path, timeout=120, module="asyncrl.tools.report")
+    report = run_cli([str(sweep_dir)], tmp_path, timeout=120, module="asyncrl.commands.report")
     assert report.returncode == 0, report.stderr
     text = (sweep_dir / "report" / "report.md").read_text()
     assert "| gym/CartPole-v1, a3c, ff, shared_rmsprop, 2 workers | 3 | 3 | 0 |" in text
     status = run_cli([str(sweep_dir), "--status"], tmp_path, timeout=120,
-                     module="asyncrl.tools.report")
+                     module="asyncrl.commands.report")
     assert status.stdout.count("finished") == 3
 
 

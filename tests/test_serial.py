@@ -4,7 +4,7 @@ import csv
 
 import torch
 
-from asyncrl.launcher import Launcher
+from asyncrl.run.launcher import Launcher
 from tests.conftest import compose
 
 SERIAL = ("env=classic/cartpole", "serial=true", "workers=1", "total_frames=600",
@@ -70,8 +70,8 @@ def test_a_full_disk_at_a_checkpoint_fails_the_run_in_one_line_and_keeps_the_las
     import errno
     import json
 
-    import asyncrl.launcher as launcher_module
-    from asyncrl.checkpoint import load_checkpoint, save_checkpoint
+    import asyncrl.run.launcher as launcher_module
+    from asyncrl.run_files.checkpoint import load_checkpoint, save_checkpoint
 
     saved: list[int] = []
 
@@ -98,7 +98,7 @@ def test_a_full_disk_at_a_checkpoint_fails_the_run_in_one_line_and_keeps_the_las
 def test_a_resume_after_a_crash_logs_no_frames_twice(tmp_path):
     import json
 
-    from asyncrl.checkpoint import load_checkpoint
+    from asyncrl.run_files.checkpoint import load_checkpoint
 
     launcher, _ = _train(tmp_path)
     saved = load_checkpoint(tmp_path / "checkpoints" / "last.pt")
@@ -123,8 +123,8 @@ def test_a_resume_after_a_crash_logs_no_frames_twice(tmp_path):
 
 def test_a_new_run_writes_a_checkpoint_at_T0_so_an_early_crash_can_resume(tmp_path,
                                                                         monkeypatch):
-    import asyncrl.launcher as launcher_module
-    from asyncrl.checkpoint import save_checkpoint
+    import asyncrl.run.launcher as launcher_module
+    from asyncrl.run_files.checkpoint import save_checkpoint
 
     written: list[int] = []
 
@@ -139,8 +139,8 @@ def test_a_new_run_writes_a_checkpoint_at_T0_so_an_early_crash_can_resume(tmp_pa
 
 def test_status_json_follows_the_run_between_checkpoints(tmp_path, monkeypatch):
     """A sweep's progress and asyncrl-report --status read T and the score while it runs."""
-    import asyncrl.launcher as launcher_module
-    from asyncrl.run_status import read_status
+    import asyncrl.run.launcher as launcher_module
+    from asyncrl.run_files.run_status import read_status
 
     seen: list[dict] = []
     real = launcher_module.write_status

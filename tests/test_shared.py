@@ -3,7 +3,7 @@
 import torch
 import torch.multiprocessing as mp
 
-from asyncrl.launcher import Launcher
+from asyncrl.run.launcher import Launcher
 from tests.conftest import compose
 
 

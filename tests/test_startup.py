@@ -5,14 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from asyncrl import startup
-from asyncrl.startup import StartupClock, first_frame_phases
+from asyncrl.run_files import startup
+from asyncrl.run_files.startup import StartupClock, first_frame_phases
 
 
 def test_process_age_counts_from_the_exec_not_from_our_first_line():
     # the child sleeps before it imports anything of ours: the age must include that sleep
     code = ("import time; time.sleep(0.6)\n"
-            "from asyncrl.startup import process_age; print(process_age())")
+            "from asyncrl.run_files.startup import process_age; print(process_age())")
     age = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                check=True).stdout)
     assert 0.6 <= age < 30
@@ -31,7 +31,7 @@ def test_the_report_splits_the_wait_into_phases_that_add_up(monkeypatch):
     assert clock.done
     assert said == ("first frame 7.0 s after the command (imports and config 4.2 s, "
                     "model 0.2 s, workers' start 2.5 s)")
-    assert first_frame_phases(f"[x][asyncrl.launcher][INFO] - {said}\n") == {
+    assert first_frame_phases(f"[x][asyncrl.run.launcher][INFO] - {said}\n") == {
         "total": 7.0, "imports and config": 4.2, "model": 0.2, "workers' start": 2.5}
 
 

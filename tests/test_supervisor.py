@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from asyncrl.supervisor import GiveUp, Kill, Restart, Seen, Supervisor, describe_exit
+from asyncrl.run.supervisor import GiveUp, Kill, Restart, Seen, Supervisor, describe_exit
 
 ALIVE = Seen(alive=True, exitcode=None, frames=0)
 
@@ -64,8 +64,9 @@ def test_exit_codes_in_words():
 
 
 def _ending_table():
-    from asyncrl import exit_codes, run_status
-    from asyncrl.launcher import RunDiverged, RunFailed, Terminated
+    from asyncrl import exit_codes
+    from asyncrl.run.launcher import RunDiverged, RunFailed, Terminated
+    from asyncrl.run_files import run_status
 
     full = OSError(28, "No space left on device")
     full.filename = "/runs/x/episodes.csv"
@@ -89,7 +90,7 @@ def _ending_table():
 def test_each_way_a_run_ends_has_its_exit_code_status_and_reason(error, code, status, reason):
     from pathlib import Path
 
-    from asyncrl.launcher import ENDINGS_TOLD, ending_of
+    from asyncrl.run.launcher import ENDINGS_TOLD, ending_of
 
     ending = ending_of(error, Path("/runs/x"))
     assert (ending.code, ending.status, ending.reason) == (code, status, reason)

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from asyncrl.errors import UserError
-from asyncrl.run_status import read_status, write_status
-from asyncrl.sweep import check_range, log_uniform, plan
+from asyncrl.run.sweep import check_range, log_uniform, plan
+from asyncrl.run_files.run_status import read_status, write_status
 from tests.conftest import QUICK, cli_env, run_cli
 
 
@@ -91,7 +91,7 @@ def planned_sweep(tmp_path, arguments):
     from hydra.core.utils import setup_globals
     from hydra.types import HydraContext, RunMode
 
-    from asyncrl.paths import config_dir
+    from asyncrl.config.paths import config_dir
 
     setup_globals()
     loader = ConfigLoaderImpl(config_search_path=create_config_search_path(str(config_dir())))

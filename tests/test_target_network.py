@@ -2,7 +2,7 @@
 
 import torch
 
-from asyncrl.launcher import build_shared_state
+from asyncrl.run.launcher import build_shared_state
 from tests.conftest import compose
 
 
@@ -64,8 +64,8 @@ def test_resumed_counter_does_not_refresh_before_the_next_boundary():
 
 
 def test_checkpoint_keeps_the_target_network_and_resume_restores_it(tmp_path):
-    from asyncrl.checkpoint import checkpoint_path, load_checkpoint
-    from asyncrl.launcher import Launcher
+    from asyncrl.run.launcher import Launcher
+    from asyncrl.run_files.checkpoint import checkpoint_path, load_checkpoint
 
     overrides = ("algo=nstep_q", "env=classic/cartpole", "serial=true", "workers=1",
                  "algo.target_update_frames=300", "log.progress=false",

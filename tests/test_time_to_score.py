@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from asyncrl import bench_learning
-from asyncrl.bench_learning import run_to_score
+from asyncrl.commands import bench_learning
+from asyncrl.commands.bench_learning import run_to_score
+from asyncrl.commands.report import main as report_main
 from asyncrl.report.time_to_score import (
     first_reached,
     rolling_window_means,
@@ -14,7 +15,6 @@ from asyncrl.report.time_to_score import (
     seconds_before_the_clock,
     time_to_table,
 )
-from asyncrl.tools.report import main as report_main
 
 
 def test_window_means_by_hand():

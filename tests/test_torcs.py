@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from asyncrl.config import validate
+from asyncrl.config.checks import validate
 from asyncrl.envs.torcs import protocol as p
 from asyncrl.envs.torcs import race as race_module
 from asyncrl.envs.torcs.controls import (

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from asyncrl.algos import algorithm_class
-from asyncrl.config import validate
+from asyncrl.config.checks import validate
 from asyncrl.envs import make_env
 from asyncrl.envs.torcs import protocol as p
 from asyncrl.envs.torcs.install import build_driver

@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from asyncrl.recorder import Recorder
+from asyncrl.run_files.recorder import Recorder
 from tests.conftest import QUICK, run_cli
 
 

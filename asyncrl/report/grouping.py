@@ -24,7 +24,7 @@ DERIVED = ("algo.default_lr",)  # only a default of lr, which a sweep varies
 
 def flat_settings(config: dict[str, Any]) -> dict[str, Any]:
     """Every key of a saved config as ``group.key`` -> value, missing keys filled in."""
-    from asyncrl.config import typed_config  # the schemas know what an older run used
+    from asyncrl.config.saved import typed_config
 
     try:
         full = OmegaConf.to_container(typed_config(config), resolve=True,

@@ -17,8 +17,8 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from asyncrl.envs.family import env_label
-from asyncrl.plots import read_columns
-from asyncrl.run_status import RUNNING, read_status
+from asyncrl.run_files.plots import read_columns
+from asyncrl.run_files.run_status import RUNNING, read_status
 
 # keys that do not make two runs different experiments
 VARYING = ("lr", "seed", "resume", "log", "eval", "checkpoint", "serial", "max_worker_restarts",

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from asyncrl.errors import UserError
-from asyncrl.plots import rolling_mean
 from asyncrl.report.runs import read_episodes
-from asyncrl.startup import BEFORE_THE_CLOCK, first_frame_phases
+from asyncrl.run_files.plots import rolling_mean
+from asyncrl.run_files.startup import BEFORE_THE_CLOCK, first_frame_phases
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from asyncrl import messages
+from asyncrl.learning import messages
 
 CHILD_OUTPUT_FILE = "processes.log"
 

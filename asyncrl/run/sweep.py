@@ -36,9 +36,9 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 from asyncrl import exit_codes
-from asyncrl.checkpoint import checkpoint_path
 from asyncrl.errors import UserError
-from asyncrl.run_status import DONE, FAILED, read_status
+from asyncrl.run_files.checkpoint import checkpoint_path
+from asyncrl.run_files.run_status import DONE, FAILED, read_status
 
 log = logging.getLogger(__name__)
 
@@ -275,7 +275,7 @@ class LogUniformSweeperBase(Sweeper):
         """A job that raised (bad config, crash) has no status of its own yet: record it."""
         run_dir = sweep_dir / run.subdir
         if result.status == JobStatus.FAILED:
-            from asyncrl.run_status import write_status
+            from asyncrl.run_files.run_status import write_status
 
             error = result._return_value
             reason = f"{type(error).__name__}: {error}".splitlines()[0]

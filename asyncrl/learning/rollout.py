@@ -18,8 +18,8 @@ import torch
 
 from asyncrl.algos import SegmentBatch
 from asyncrl.envs import frames_per_step, learning_terminal, make_env
+from asyncrl.learning.seeding import derive_seed
 from asyncrl.nets import LSTMState, detach_state
-from asyncrl.seeding import derive_seed
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Everything a run writes while it trains: CSV files, and the same scalars to its trackers
-(TensorBoard, W&B: ``asyncrl.trackers``)."""
+(TensorBoard, W&B: ``asyncrl.run_files.trackers``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from asyncrl.trackers import Tracker
+from asyncrl.run_files.trackers import Tracker
 
 EPISODE_FIELDS = ["worker", "frames", "wall_time", "score", "episode_frames"]
 UPDATE_FIELDS = ["worker", "frames", "wall_time", "updates"]  # then the algorithm's metrics

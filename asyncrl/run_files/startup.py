@@ -1,7 +1,7 @@
 """How long a run takes from the command to its first frame, and where that time goes.
 
 A user feels the wait before anything moves; the launcher logs it once, by phase, and the
-bench reads that line back (``asyncrl.bench --sections startup``).
+bench reads that line back (``asyncrl.commands.bench --sections startup``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 A3C with k environments per worker, the other domains, and the seconds from the
 command to the first frame; ``--sections learning`` adds the minutes to a Pong score.
 
-    python -m asyncrl.bench --workers 1 2 --seconds 30      (what ``nox -s bench`` runs)
+    python -m asyncrl.commands.bench --workers 1 2 --seconds 30      (what ``nox -s bench`` runs)
 
 Both are measured in the same run, on the same machine, with the same number of processes,
 so their ratio means something on a shared, noisy machine where absolute numbers do not.
@@ -28,7 +28,7 @@ import gymnasium as gym
 import torch
 
 from asyncrl.algos import algorithm_classes
-from asyncrl.bench_learning import (
+from asyncrl.commands.bench_learning import (
     LEARNING_SETTINGS,
     SB3_ENVS,
     SB3_FRAME_SKIP,
@@ -37,13 +37,13 @@ from asyncrl.bench_learning import (
     learning_text,
     table_cells,
 )
-from asyncrl.compose import compose_config, register_schemas
+from asyncrl.config.compose import compose_config, register_schemas
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
-from asyncrl.launcher import build_shared_state
-from asyncrl.pool import START_METHOD, ProcessPool
-from asyncrl.startup import first_frame_phases
-from asyncrl.worker import WorkerSpec, build_worker_parts, learning_step
+from asyncrl.learning.worker import WorkerSpec, build_worker_parts, learning_step
+from asyncrl.run.launcher import build_shared_state
+from asyncrl.run.pool import START_METHOD, ProcessPool
+from asyncrl.run_files.startup import first_frame_phases
 
 WARMUP_S = 5.0
 
@@ -353,12 +353,12 @@ def _table_section(title: str, text: str, columns: list[str], rows: list[list[st
 
 def command_line(args: list[str]) -> str:
     """How the run that writes a section was started, as a reader would type it again."""
-    text = " ".join(["python -m asyncrl.bench", shlex.join(args)]).rstrip()
+    text = " ".join(["python -m asyncrl.commands.bench", shlex.join(args)]).rstrip()
     return f"`{text}` (what `nox -s bench` runs)" if not args else f"`{text}`"
 
 
 def other_domains_markdown(found: dict[str, list[dict[str, Any]]], seconds: float,
-                           command: str = "`python -m asyncrl.bench`") -> str:
+                           command: str = "`python -m asyncrl.commands.bench`") -> str:
     when = (f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}. "
             f"Command: {command}.")
     lines: list[str] = []
@@ -451,7 +451,7 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m asyncrl.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m asyncrl.commands.bench", description=__doc__)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     names = list(algorithm_classes())
     parser.add_argument("--algos", nargs="+", default=names, choices=names)

@@ -194,7 +194,7 @@ def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
 
 def training_curve(run_dir: Path, points: int = 8) -> tuple[list[tuple[int, float]], list[float]]:
     """The logged policy entropy at ``points`` even stretches of T, and the episode scores."""
-    from asyncrl.plots import read_columns
+    from asyncrl.run_files.plots import read_columns
 
     updates = read_columns(run_dir / "updates.csv", ["frames", "entropy"])
     order = np.argsort(updates["frames"], kind="stable")
@@ -211,11 +211,11 @@ def analyse(run_dir: Path, segments: int) -> ProbeReport:
     """Read a run directory (its config, checkpoint and CSV files) into a report."""
     import torch
 
-    from asyncrl.checkpoint import checkpoint_path, load_checkpoint
-    from asyncrl.config import typed_config
+    from asyncrl.config.saved import typed_config
     from asyncrl.errors import UserError
-    from asyncrl.launcher import build_shared_state
-    from asyncrl.seeding import seed_everything
+    from asyncrl.learning.seeding import seed_everything
+    from asyncrl.run.launcher import build_shared_state
+    from asyncrl.run_files.checkpoint import checkpoint_path, load_checkpoint
 
     torch.set_num_threads(1)
     saved = load_checkpoint(checkpoint_path(run_dir))
@@ -271,9 +271,9 @@ def train(name: str, frames: int, horizon: int, workers: int, out: Path,
           overrides: list[str]) -> Path:
     """The short run, through the real CLI; its command line checked here first, so a
     mistake in it is this tool's one-line error."""
-    from asyncrl.cli import claim_run_dir, whole_frame_counts
-    from asyncrl.compose import compose_config, register_schemas
-    from asyncrl.config import validate
+    from asyncrl.commands.cli import claim_run_dir, whole_frame_counts
+    from asyncrl.config.checks import validate
+    from asyncrl.config.compose import compose_config, register_schemas
 
     run_dir = out / name
     settings = [*whole_frame_counts(overrides), f"workers={workers}", f"total_frames={frames}",
@@ -298,7 +298,7 @@ class RunFailed(Exception):
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``asyncrl-probe``: a user's mistake is one line and exit 2."""
-    from asyncrl.tools import run_tool
+    from asyncrl.commands import run_tool
 
     code = run_tool("asyncrl-probe", lambda: _probe(argv))
     if code:

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from asyncrl.run_status import FINISHED, read_status
+from asyncrl.run_files.run_status import FINISHED, read_status
 
 # objective= -> the field of status.json that holds it
 SCORE_FIELDS = {"train_score": "recent_score", "eval_score": "last_eval"}

@@ -11,11 +11,11 @@ import argparse
 import sys
 import time
 
-from asyncrl.compose import compose_config, register_schemas
-from asyncrl.config import validate
+from asyncrl.commands import run_tool
+from asyncrl.config.checks import validate
+from asyncrl.config.compose import compose_config, register_schemas
 from asyncrl.envs.torcs.env import RaceStartFailed
 from asyncrl.errors import UserError
-from asyncrl.tools import run_tool
 
 SETTINGS = ("slow_car", "slow_car_bots", "fast_car", "fast_car_bots")
 

@@ -1,7 +1,7 @@
 """A config from overrides, as the CLI, the API, the bench and the tools compose it, and
 the checks that refuse a bad one in one line before anything runs.
 
-Below the faces: ``cli.py``, ``api.py`` and ``tools/`` import it, it imports none of them.
+Below the faces: ``commands/`` and ``api.py`` import it; it imports neither.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
-from asyncrl.config import SCHEMAS, TrainConfig, refusal, validate
+from asyncrl.config.checks import validate
+from asyncrl.config.paths import config_dir
+from asyncrl.config.schemas import SCHEMAS, TrainConfig, refusal
 from asyncrl.errors import UserError
-from asyncrl.paths import config_dir
 
 
 def register_schemas() -> None:
@@ -94,7 +95,7 @@ def check_sweep(overrides: Sequence[str]) -> None:
     """Refuse an impossible sweep range before Hydra starts any run."""
     from hydra import compose, initialize_config_dir
 
-    from asyncrl.sweep import check_range
+    from asyncrl.run.sweep import check_range
 
     single = [o for o in overrides if "," not in o.split("=", 1)[-1] or o.startswith("hydra.")]
     try:

@@ -27,18 +27,18 @@ from typing import Any
 
 import torch
 
-from asyncrl import messages
 from asyncrl.algos import build_algorithm
 from asyncrl.algos.replay import SegmentReplay
-from asyncrl.child_output import route_child_output
 from asyncrl.envs.family import family_of
+from asyncrl.learning import messages
+from asyncrl.learning.child_output import route_child_output
+from asyncrl.learning.process_name import name_this_process, worker_name
+from asyncrl.learning.rollout import Actors, Segment
+from asyncrl.learning.seeding import derive_seed
+from asyncrl.learning.shared import START_GATE_S, SharedState
 from asyncrl.nets import build_model
 from asyncrl.nets.distributions import NonFiniteOutput
 from asyncrl.optim import annealed_lr, clip_grad_norm
-from asyncrl.process_name import name_this_process, worker_name
-from asyncrl.rollout import Actors, Segment
-from asyncrl.seeding import derive_seed
-from asyncrl.shared import START_GATE_S, SharedState
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +177,7 @@ def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> Worke
 
 
 def episode_steps(env_cfg: Any) -> int:
-    """A whole episode's agent steps at most: the family's limit, the one config.validate
+    """A whole episode's agent steps at most: the family's limit, the one config.checks
     checked (it refuses whole-episode updates where there is none)."""
     limit = family_of(env_cfg).episode_step_limit(env_cfg)
     if limit is None:

@@ -22,25 +22,32 @@ from typing import Any
 import torch
 from omegaconf import OmegaConf
 
-from asyncrl import exit_codes, messages, run_status, startup
+from asyncrl import exit_codes
 from asyncrl.algos import algorithm_class
-from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_model_weights, save_checkpoint
-from asyncrl.child_output import CHILD_OUTPUT_FILE
-from asyncrl.display import LiveDisplay, Progress
 from asyncrl.envs import make_env
 from asyncrl.envs.family import env_label
 from asyncrl.errors import UserError
+from asyncrl.learning import messages
+from asyncrl.learning.child_output import CHILD_OUTPUT_FILE
+from asyncrl.learning.seeding import seed_everything
+from asyncrl.learning.shared import SharedState
+from asyncrl.learning.worker import LOOP_METRICS
 from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer
-from asyncrl.plots import plot_learning_curve
-from asyncrl.pool import ProcessPool, SerialPool
-from asyncrl.recorder import Recorder
-from asyncrl.run_status import write_status
-from asyncrl.seeding import seed_everything
-from asyncrl.shared import SharedState
-from asyncrl.supervisor import GiveUp, Kill, Supervisor, describe_exit
-from asyncrl.trackers import open_trackers
-from asyncrl.worker import LOOP_METRICS
+from asyncrl.run.display import LiveDisplay, Progress
+from asyncrl.run.pool import ProcessPool, SerialPool
+from asyncrl.run.supervisor import GiveUp, Kill, Supervisor, describe_exit
+from asyncrl.run_files import run_status, startup
+from asyncrl.run_files.checkpoint import (
+    Checkpoint,
+    checkpoint_path,
+    load_model_weights,
+    save_checkpoint,
+)
+from asyncrl.run_files.plots import plot_learning_curve
+from asyncrl.run_files.recorder import Recorder
+from asyncrl.run_files.run_status import write_status
+from asyncrl.run_files.trackers import open_trackers
 
 log = logging.getLogger(__name__)
 

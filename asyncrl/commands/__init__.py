@@ -1,9 +1,11 @@
-"""The command-line faces besides ``asyncrl`` itself (``cli.py``): ``asyncrl-eval``,
-``asyncrl-report``, ``asyncrl-maze`` and ``asyncrl-torcs``.
+"""The user's faces: ``asyncrl`` itself (``cli.py``), ``asyncrl-eval`` (``evaluate.py``),
+``asyncrl-report``, ``asyncrl-maze``, ``asyncrl-torcs`` and ``asyncrl-probe``, and the
+measurement tools ``python -m asyncrl.commands.bench`` and ``bench_learning``.
 
 Each parses its arguments and calls into the library; nothing in the library imports them
-(an import-linter contract in ``nox -s lint``). They fail the same way: one line,
-``PROG: error: MESSAGE``, on stderr and exit code 2 for a user's mistake; 130 after Ctrl-C.
+(import-linter's layers in ``nox -s lint``). The console commands besides ``asyncrl`` fail
+the same way (``run_tool``): one line, ``PROG: error: MESSAGE``, on stderr and exit code 2
+for a user's mistake; 130 after Ctrl-C.
 """
 
 from __future__ import annotations

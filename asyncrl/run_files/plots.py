@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from asyncrl.recorder import complete_lines
+from asyncrl.run_files.recorder import complete_lines
 
 
 def read_columns(path: Path, columns: list[str]) -> dict[str, list[float]]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from asyncrl import exit_codes
 from asyncrl.report.time_to_score import Reached, first_reached, run_time_to_scores
-from asyncrl.run_status import read_status
+from asyncrl.run_files.run_status import read_status
 
 SB3_ENVS = 16
 SB3_GAME = "PongNoFrameskip-v4"

@@ -1,6 +1,6 @@
 """Evaluation: the live policy during training (the evaluator process), and the pieces that
 play a saved checkpoint: ``asyncrl-eval``'s face, with its arguments, outputs and video,
-is ``asyncrl/tools/evaluate.py``.
+is ``asyncrl/commands/evaluate.py``.
 """
 
 from __future__ import annotations
@@ -9,26 +9,22 @@ import contextlib
 import os
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
-from omegaconf import OmegaConf
 from torch import nn
 
-from asyncrl import messages
-from asyncrl.algos import algorithm_class, build_algorithm
-from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint, load_model_weights
-from asyncrl.child_output import route_child_output
-from asyncrl.config import typed_config
+from asyncrl.algos import build_algorithm
 from asyncrl.envs import frames_per_step, make_env
+from asyncrl.learning import messages
+from asyncrl.learning.child_output import route_child_output
+from asyncrl.learning.process_name import EVALUATOR_NAME, name_this_process
+from asyncrl.learning.rollout import Actors
+from asyncrl.learning.seeding import derive_seed
+from asyncrl.learning.shared import SharedState
 from asyncrl.nets import build_model
-from asyncrl.process_name import EVALUATOR_NAME, name_this_process
-from asyncrl.rollout import Actors
-from asyncrl.seeding import derive_seed
-from asyncrl.shared import SharedState
 
 EVALUATOR_SEED_KEY = 10_000
 
@@ -141,16 +137,3 @@ def eval_policy(cfg: Any, model: nn.Module, seed: int) -> Policy:
 def max_eval_steps(cfg: Any) -> int:
     """Agent steps in an evaluation episode of ``cfg``'s environment at most."""
     return max(1, cfg.eval.max_episode_frames // frames_per_step(cfg.env))
-
-
-def load_policy(source: Path) -> tuple[Any, nn.Module, Checkpoint]:
-    """Config and model of a run directory or a checkpoint file, and the checkpoint."""
-    path = source if source.is_file() else checkpoint_path(source)
-    saved = load_checkpoint(path)
-    cfg = OmegaConf.to_object(typed_config(saved.config))
-    env = make_env(cfg.env)  # type: ignore[union-attr]
-    model = build_model(cfg, env.observation_space, env.action_space,
-                        algorithm_class(cfg.algo.name).head)  # type: ignore[union-attr]
-    load_model_weights(model, saved.model, path)
-    env.close()
-    return cfg, model, saved

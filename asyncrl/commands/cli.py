@@ -23,18 +23,19 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from asyncrl import exit_codes
-from asyncrl.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
-from asyncrl.compose import (
+from asyncrl.config.checks import validate
+from asyncrl.config.compose import (
     check_multirun,
     check_sweep,
     compose_config,
     describe_config_error,
     register_schemas,
 )
-from asyncrl.config import typed_config, validate
+from asyncrl.config.paths import config_dir
+from asyncrl.config.saved import typed_config
 from asyncrl.errors import UserError
-from asyncrl.objective import read_outcome, sweeper_value
-from asyncrl.paths import config_dir
+from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
+from asyncrl.run_files.objective import read_outcome, sweeper_value
 
 log = logging.getLogger("asyncrl")
 
@@ -49,7 +50,7 @@ _exit_code = 0
 def main() -> None:
     """Console entry point of ``asyncrl`` and ``python -m asyncrl``."""
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
-        from asyncrl.usage import USAGE
+        from asyncrl.commands.usage import USAGE
 
         print(USAGE, end="")
         sys.exit(0)
@@ -213,7 +214,7 @@ def resumed_config(resume: Path, overrides: Sequence[str]) -> tuple[DictConfig, 
 
 def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
     """Run one training job in ``run_dir``; returns the process exit code."""
-    from asyncrl.launcher import Launcher
+    from asyncrl.run.launcher import Launcher
 
     saved = None
     if cfg.resume:

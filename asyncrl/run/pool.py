@@ -17,11 +17,11 @@ from typing import Any
 
 import torch.multiprocessing as mp
 
-from asyncrl import messages
-from asyncrl.evaluate import Evaluator, evaluator_process
-from asyncrl.shared import SharedState
-from asyncrl.supervisor import Seen
-from asyncrl.worker import WorkerSpec, run_worker, worker_process
+from asyncrl.learning import messages
+from asyncrl.learning.evaluate import Evaluator, evaluator_process
+from asyncrl.learning.shared import SharedState
+from asyncrl.learning.worker import WorkerSpec, run_worker, worker_process
+from asyncrl.run.supervisor import Seen
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from asyncrl.compose import compose_config, register_schemas
+from asyncrl.commands import run_tool
+from asyncrl.config.compose import compose_config, register_schemas
 from asyncrl.envs import make_env
 from asyncrl.envs.maze.view import random_scores, top_down
-from asyncrl.tools import run_tool
 
 
 def main(argv: list[str] | None = None) -> int:

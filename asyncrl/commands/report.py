@@ -15,11 +15,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from asyncrl.commands import run_tool
 from asyncrl.errors import UserError
 from asyncrl.report import build_report, find_runs, status_table
 from asyncrl.report.runs import natural_order
 from asyncrl.report.time_to_score import curves_figure, time_to_table
-from asyncrl.tools import run_tool
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 

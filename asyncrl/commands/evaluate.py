@@ -17,10 +17,11 @@ from typing import Any
 import gymnasium as gym
 import torch
 
+from asyncrl.commands import run_tool
+from asyncrl.commands.saved_policy import load_policy
 from asyncrl.envs import make_env
 from asyncrl.errors import UserError
-from asyncrl.evaluate import eval_policy, evaluation_actors, load_policy, max_eval_steps
-from asyncrl.tools import run_tool
+from asyncrl.learning.evaluate import eval_policy, evaluation_actors, max_eval_steps
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
