@@ -95,7 +95,7 @@ def test_the_mlp_torso_uses_the_activation_named(activation):
 ])
 def test_build_model_refuses_the_kind_of_action_by_the_same_words_as_validation(
         network, action_space, fragment):
-    from asyncrl.nets.action_kinds import action_kind_problem
+    from asyncrl.action_kinds import action_kind_problem
 
     cfg = compose(f"network={network}")
     with pytest.raises(ValueError, match=fragment):

@@ -8,7 +8,7 @@ module's ``ALGORITHM_CONFIGS`` is the one list of algorithm names.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from omegaconf import MISSING
@@ -21,15 +21,15 @@ class A3CConfig:
     value_based: ClassVar[bool] = False  # learns a policy, acts by sampling it
 
     name: str = "a3c"
-    gamma: float = 0.99
-    t_max: int = 5
+    gamma: float = MISSING
+    t_max: int = MISSING
     # conf/algo/a3c.yaml takes these three from the environment (the domain's choice)
     entropy_beta: float = MISSING
     episode_updates: bool = MISSING
     default_lr: float = MISSING
-    value_loss_coef: float = 0.25
-    max_grad_norm: float = 40.0
-    gae_lambda: float = 1.0  # 1: the paper's n-step advantage; below 1: GAE(λ)
+    value_loss_coef: float = MISSING
+    max_grad_norm: float = MISSING
+    gae_lambda: float = MISSING  # 1: the paper's n-step advantage; below 1: GAE(λ)
 
     # keys of other algorithms that A3C does not take, and why (said when one is given)
     refused: ClassVar[dict[str, str]] = {
@@ -48,14 +48,14 @@ class ValueBasedConfig:
     value_based: ClassVar[bool] = True  # one Q-value per discrete action, acts ε-greedily
 
     name: str = MISSING
-    gamma: float = 0.99
-    max_grad_norm: float = 40.0
-    target_update_frames: int = 40_000
-    epsilon_finals: list[float] = field(default_factory=lambda: [0.1, 0.01, 0.5])
-    epsilon_probabilities: list[float] = field(default_factory=lambda: [0.4, 0.3, 0.3])
-    epsilon_anneal_frames: int = 4_000_000
-    eval_epsilon: float = 0.05
-    default_lr: float = 7e-4
+    gamma: float = MISSING
+    max_grad_norm: float = MISSING
+    target_update_frames: int = MISSING
+    epsilon_finals: list[float] = MISSING
+    epsilon_probabilities: list[float] = MISSING
+    epsilon_anneal_frames: int = MISSING
+    eval_epsilon: float = MISSING
+    default_lr: float = MISSING
 
     refused: ClassVar[dict[str, str]] = {
         "gae_lambda": "GAE weighs A3C's advantages; n-step Q's λ is algo.lambda_return",
@@ -67,9 +67,9 @@ class ValueBasedConfig:
 class OffPolicyConfig(ValueBasedConfig):
     """What the two Q-learning methods add: options beyond the paper, off by default."""
 
-    double_q: bool = False     # the target's action chosen by theta, valued by theta^-
-    replay_capacity: int = 0   # segments each worker keeps for replay; 0: no replay
-    replay_ratio: int = 0      # replayed segments learned from per on-policy segment
+    double_q: bool = MISSING     # the target's action chosen by theta, valued by theta^-
+    replay_capacity: int = MISSING   # segments each worker keeps for replay; 0: no replay
+    replay_ratio: int = MISSING      # replayed segments learned from per on-policy segment
 
 
 @dataclass
@@ -77,7 +77,7 @@ class OneStepQConfig(OffPolicyConfig):
     """One-step Q-learning (paper, Algorithm 1)."""
 
     name: str = "one_step_q"
-    async_update: int = 5
+    async_update: int = MISSING
 
 
 @dataclass
@@ -85,7 +85,7 @@ class OneStepSarsaConfig(ValueBasedConfig):
     """One-step Sarsa: Algorithm 1 with the target r + gamma Q(s', a'; theta^-)."""
 
     name: str = "one_step_sarsa"
-    async_update: int = 5
+    async_update: int = MISSING
 
     refused: ClassVar[dict[str, str]] = {
         **ValueBasedConfig.refused,
@@ -101,8 +101,8 @@ class NStepQConfig(OffPolicyConfig):
     """n-step Q-learning (paper, Algorithm S2)."""
 
     name: str = "nstep_q"
-    t_max: int = 5
-    lambda_return: float = 1.0  # 1: the paper's longest n-step return; below 1: λ-returns
+    t_max: int = MISSING
+    lambda_return: float = MISSING  # 1: the paper's longest n-step return; below 1: λ-returns
 
 
 ALGORITHM_CONFIGS: dict[str, type] = {

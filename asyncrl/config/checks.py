@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from asyncrl.action_kinds import action_kind_problem
 from asyncrl.algos.configs import epsilon_problem, is_value_based
 from asyncrl.config.machine import worker_limit
 from asyncrl.config.option_checks import check_options
 from asyncrl.config.schemas import SCHEMAS
 from asyncrl.envs.family import Family, family_of
 from asyncrl.errors import UserError
-from asyncrl.nets.action_kinds import action_kind_problem
 from asyncrl.run_files.trackers import check_wandb_installed
 
 # whole-episode buffers hold every observation of an episode: keep them small

@@ -16,6 +16,7 @@ GROUP_KEYS = {"algo": "name", "env": "family", "network": "name", "optimizer": "
 
 def typed_config(data: dict[str, Any]) -> Any:
     """A saved, resolved config (plain dict) back into its typed schemas, for resuming."""
+    data = _with_keys_added_since(_with_keys_renamed(_without_keys_removed(data)))
     base = OmegaConf.structured(TrainConfig)
     for group, key in GROUP_KEYS.items():
         node = data.get(group) or {}
@@ -23,7 +24,7 @@ def typed_config(data: dict[str, Any]) -> Any:
         if schema is None:
             raise UserError(f"saved config has an unknown {group} '{node.get(key)}'")
         base[group] = OmegaConf.structured(schema)
-    return OmegaConf.merge(base, _with_keys_added_since(_without_keys_removed(data)))
+    return OmegaConf.merge(base, data)
 
 
 # top-level keys that existed on main for a while and were removed, with the value that is
@@ -39,25 +40,62 @@ def _without_keys_removed(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in KEYS_REMOVED}
 
 
-# keys added since runs were first saved (checkpoint format 1), for the options that have
-# them, with the value those runs used where today's default differs or the schema leaves
-# the value to YAML (MISSING): a saved run resumes on what it trained with
+# (group, old name) -> today's name, for keys that kept their meaning under a new name
+KEYS_RENAMED = {("env", "default_lr"): "a3c_default_lr"}  # when algo.default_lr came
+
+
+def _with_keys_renamed(data: dict[str, Any]) -> dict[str, Any]:
+    renamed = dict(data)
+    for (group, old), new in KEYS_RENAMED.items():
+        node = renamed.get(group) or {}
+        if old in node:
+            renamed[group] = {(new if k == old else k): v for k, v in node.items()}
+    return renamed
+
+
+# Keys added since runs were first saved (checkpoint format 1), with the value those runs
+# trained with: the schemas leave every value YAML sets to the YAML (MISSING), so a saved
+# run that lacks one would otherwise not resume. tests/data/saved_configs holds configs as
+# the first commit of each option saved them. Each entry: (the config node, "" for the top
+# level; the options of its group it applies to, () for all) -> {key: value}.
 KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
-    ("network", ("ff", "lstm")): {"centre_input": False, "mlp_activation": "relu"},
-    # before default_lr, conf/config.yaml gave every run lr 7e-4; before episode_updates,
-    # every update was a bootstrapped segment
-    ("algo", ("a3c",)): {"default_lr": 7e-4, "episode_updates": False},
+    # before these keys: one environment per worker, lr annealed over total_frames, the
+    # sweepers' objective the training score, a stalled worker killed after 300 s
+    ("", ()): {"envs_per_worker": 1, "lr_anneal_frames": None, "objective": "train_score",
+               "stall_seconds": 300.0},
+    ("log", ()): {"wandb": False, "wandb_project": "asyncrl"},
+    # before default_lr, conf/config.yaml gave every run lr 7e-4 (Atari's A3C lr was
+    # env.default_lr, now a3c_default_lr, for a day); every update was a bootstrapped
+    # segment; the advantage was the n-step one
+    ("algo", ("a3c",)): {"default_lr": 7e-4, "episode_updates": False, "gae_lambda": 1.0},
+    ("algo", ("one_step_q", "one_step_sarsa", "nstep_q")): {"default_lr": 7e-4},
+    ("algo", ("one_step_q", "nstep_q")): {"double_q": False, "replay_capacity": 0,
+                                          "replay_ratio": 0},
+    ("algo", ("nstep_q",)): {"lambda_return": 1.0},
+    # raw pixels and ReLU MLPs; the policy layer's initial weights scaled by 0.01
+    ("network", ("ff", "lstm")): {"centre_input": False, "mlp_activation": "relu",
+                                  "policy_init_scale": 0.01, "dueling": False,
+                                  "spatial_softmax": False},
+    ("optimizer", ("shared_rmsprop",)): {"initial_square_avg": 0.0},
+    ("env", ("atari",)): {"a3c_default_lr": 7e-4},
+    # the gym family took vector observations only
+    ("env", ("gym",)): {"kwargs": {}, "frame_skip": 1, "grayscale": True, "screen_size": 84,
+                        "frame_stack": 4},
 }
 
 
 def _with_keys_added_since(data: dict[str, Any]) -> dict[str, Any]:
     """A run saved before a key of ``KEYS_ADDED`` existed gets that key's old value."""
     filled = dict(data)
-    for (group, options), added in KEYS_ADDED.items():
-        node = data.get(group) or {}
-        if node.get(GROUP_KEYS[group]) not in options:
+    for (where, options), added in KEYS_ADDED.items():
+        node = filled.get(where) or {} if where else filled
+        if options and node.get(GROUP_KEYS[where]) not in options:
             continue
         missing = {k: v for k, v in added.items() if k not in node}
-        if missing:
-            filled[group] = {**node, **missing}
+        if not missing:
+            continue
+        if where:
+            filled[where] = {**node, **missing}
+        else:
+            filled = {**filled, **missing}
     return filled

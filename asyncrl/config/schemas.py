@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from omegaconf import II, MISSING, OmegaConf
+from omegaconf import MISSING, OmegaConf
 
 from asyncrl.algos.configs import ALGORITHM_CONFIGS
 from asyncrl.config.machine import usable_cpus
@@ -28,13 +28,13 @@ class FFNetworkConfig:
     """Feed-forward network: the paper's conv torso for images, an MLP for vectors."""
 
     name: str = "ff"
-    hidden: int = 256
-    mlp_layers: list[int] = field(default_factory=lambda: [64, 64])
-    policy_init_scale: float = 1.0
-    centre_input: bool = True
-    mlp_activation: str = "tanh"
-    dueling: bool = False          # Q head as a value stream + mean-subtracted advantages
-    spatial_softmax: bool = False  # images: expected (x, y) of each last-conv channel
+    hidden: int = MISSING
+    mlp_layers: list[int] = MISSING
+    policy_init_scale: float = MISSING
+    centre_input: bool = MISSING
+    mlp_activation: str = MISSING
+    dueling: bool = MISSING          # Q head as a value stream + mean-subtracted advantages
+    spatial_softmax: bool = MISSING  # images: expected (x, y) of each last-conv channel
 
 
 @dataclass
@@ -42,7 +42,7 @@ class LSTMNetworkConfig(FFNetworkConfig):
     """The feed-forward torso followed by an LSTM (paper, Section 5.1: 256 cells)."""
 
     name: str = "lstm"
-    lstm_size: int = 256
+    lstm_size: int = MISSING
 
 
 @dataclass
@@ -50,8 +50,8 @@ class GaussianNetworkConfig:
     """Separate policy and value nets, each encoder -> LSTM; a spherical Gaussian policy."""
 
     name: str = "gaussian"
-    hidden: int = 200
-    lstm_size: int = 128
+    hidden: int = MISSING
+    lstm_size: int = MISSING
 
     refused: ClassVar[dict[str, str]] = {
         "dueling": "network=gaussian has no Q head to split",
@@ -64,9 +64,9 @@ class SharedRMSPropConfig:
     """RMSProp whose squared-gradient statistics g are shared by all workers."""
 
     name: str = "shared_rmsprop"
-    alpha: float = 0.99
-    eps: float = 0.1
-    initial_square_avg: float = 0.0
+    alpha: float = MISSING
+    eps: float = MISSING
+    initial_square_avg: float = MISSING
 
 
 @dataclass
@@ -81,30 +81,30 @@ class MomentumSGDConfig:
     """Momentum SGD with each worker keeping its own momentum m."""
 
     name: str = "momentum_sgd"
-    momentum: float = 0.99
+    momentum: float = MISSING
 
 
 @dataclass
 class EvalConfig:
-    interval_frames: int = 1_000_000
-    episodes: int = 3
-    max_episode_frames: int = 108_000
+    interval_frames: int = MISSING
+    episodes: int = MISSING
+    max_episode_frames: int = MISSING
 
 
 @dataclass
 class CheckpointConfig:
-    interval_frames: int = 2_000_000
-    interval_seconds: float = 600.0
+    interval_frames: int = MISSING
+    interval_seconds: float = MISSING
 
 
 @dataclass
 class LogConfig:
-    interval_seconds: float = 2.0
-    tensorboard: bool = True
-    progress: bool = True
-    score_window: int = 20
-    wandb: bool = False
-    wandb_project: str = "asyncrl"
+    interval_seconds: float = MISSING
+    tensorboard: bool = MISSING
+    progress: bool = MISSING
+    score_window: int = MISSING
+    wandb: bool = MISSING
+    wandb_project: str = MISSING
 
 
 @dataclass
@@ -116,16 +116,16 @@ class TrainConfig:
     network: Any = MISSING
     optimizer: Any = MISSING
     lr: float = MISSING  # conf/config.yaml: the algorithm's default_lr
-    workers: int = II("asyncrl.cpus:")
-    envs_per_worker: int = 1
+    workers: int = MISSING
+    envs_per_worker: int = MISSING
     total_frames: int = MISSING  # conf/config.yaml: the environment's default_total_frames
-    lr_anneal_frames: int | None = None
-    seed: int = 1
-    serial: bool = False
-    resume: str | None = None
-    objective: str = "train_score"
-    max_worker_restarts: int = 3
-    stall_seconds: float = 300.0
+    lr_anneal_frames: int | None = MISSING
+    seed: int = MISSING
+    serial: bool = MISSING
+    resume: str | None = MISSING
+    objective: str = MISSING
+    max_worker_restarts: int = MISSING
+    stall_seconds: float = MISSING
     eval: EvalConfig = field(default_factory=EvalConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     log: LogConfig = field(default_factory=LogConfig)

@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 from torch import nn
 
-from asyncrl.nets.action_kinds import action_kind_problem
+from asyncrl.action_kinds import action_kind_problem
 from asyncrl.nets.agent_network import ActorCritic, AgentNetwork, QNetwork
 from asyncrl.nets.gaussian import GaussianActorCritic
 from asyncrl.nets.recurrent import LSTMCore, LSTMState, detach_state

@@ -17,15 +17,15 @@ class AtariEnvConfig(DomainDefaults):
 
     family: str = "atari"
     game: str = MISSING
-    frame_skip: int = 4
-    screen_size: int = 84
-    frame_stack: int = 4
-    noop_max: int = 30
-    repeat_action_probability: float = 0.0
-    max_episode_frames: int = 108_000
-    terminal_on_life_loss: bool = True
-    clip_rewards: bool = True
-    a3c_default_lr: float = 7e-3  # chosen by the Pong probes (docs/learning.md)
+    frame_skip: int = MISSING
+    screen_size: int = MISSING
+    frame_stack: int = MISSING
+    noop_max: int = MISSING
+    repeat_action_probability: float = MISSING
+    max_episode_frames: int = MISSING
+    terminal_on_life_loss: bool = MISSING
+    clip_rewards: bool = MISSING
+    a3c_default_lr: float = MISSING
 
 
 def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:

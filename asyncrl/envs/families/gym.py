@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -33,13 +33,13 @@ class GymEnvConfig(DomainDefaults):
 
     family: str = "gym"
     id: str = MISSING
-    kwargs: dict[str, Any] = field(default_factory=dict)  # for gymnasium.make
-    max_episode_steps: int | None = None  # null: the registered limit
-    frame_skip: int = 1         # each action is repeated this many steps, rewards summed
-    clip_rewards: bool = False  # for learning only: rewards clipped to [-1, 1]
-    grayscale: bool = True      # image observations only, like the next two
-    screen_size: int = 84
-    frame_stack: int = 4
+    kwargs: dict[str, Any] = MISSING  # for gymnasium.make
+    max_episode_steps: int | None = MISSING  # null: the registered limit
+    frame_skip: int = MISSING         # each action is repeated this many steps, rewards summed
+    clip_rewards: bool = MISSING  # for learning only: rewards clipped to [-1, 1]
+    grayscale: bool = MISSING      # image observations only, like the next two
+    screen_size: int = MISSING
+    frame_stack: int = MISSING
 
 
 def _kwargs(env: Any) -> dict[str, Any]:

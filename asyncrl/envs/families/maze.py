@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from omegaconf import MISSING
@@ -19,18 +19,18 @@ class MazeEnvConfig(DomainDefaults):
 
     family: str = "maze"
     level: str = MISSING
-    height: int = 11
-    width: int = 11
-    max_rooms: int = 4
-    room_min_size: int = 3
-    room_max_size: int = 5
-    apples_per_room: int = 2
-    episode_seconds: float = 60.0
-    fps: int = 60
-    frame_skip: int = 4
-    screen_size: int = 84
-    eval_seeds: list[int] = field(default_factory=list)
-    clip_rewards: bool = False
+    height: int = MISSING
+    width: int = MISSING
+    max_rooms: int = MISSING
+    room_min_size: int = MISSING
+    room_max_size: int = MISSING
+    apples_per_room: int = MISSING
+    episode_seconds: float = MISSING
+    fps: int = MISSING
+    frame_skip: int = MISSING
+    screen_size: int = MISSING
+    eval_seeds: list[int] = MISSING
+    clip_rewards: bool = MISSING
 
 
 def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:

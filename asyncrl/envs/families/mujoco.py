@@ -15,8 +15,8 @@ from asyncrl.errors import UserError
 class MujocoDefaults(DomainDefaults):
     """The paper's MuJoCo settings (Supp. "Continuous Action Control", Figure S-mujoco)."""
 
-    a3c_entropy_beta: float = 1e-4
-    a3c_episode_updates: bool = True
+    a3c_entropy_beta: float = MISSING
+    a3c_episode_updates: bool = MISSING
     sweep_lr_low: float = 1e-5
     sweep_lr_high: float = 1e-1
 
@@ -28,8 +28,8 @@ class MujocoEnvConfig(MujocoDefaults):
 
     family: str = "mujoco"
     id: str = MISSING
-    max_episode_steps: int | None = None
-    clip_rewards: bool = False
+    max_episode_steps: int | None = MISSING
+    clip_rewards: bool = MISSING
 
 
 def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:

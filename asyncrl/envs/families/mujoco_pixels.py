@@ -19,10 +19,10 @@ class MujocoPixelsEnvConfig(MujocoDefaults):
     family: str = "mujoco_pixels"
     domain: str = MISSING
     task: str = MISSING
-    camera_id: int = 0
-    screen_size: int = 84
-    frame_skip: int = 4
-    clip_rewards: bool = False
+    camera_id: int = MISSING
+    screen_size: int = MISSING
+    frame_skip: int = MISSING
+    clip_rewards: bool = MISSING
 
 
 def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:

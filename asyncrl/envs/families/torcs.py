@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from omegaconf import II, MISSING
@@ -16,22 +16,22 @@ class TorcsEnvConfig(DomainDefaults):
 
     family: str = "torcs"
     setting: str = MISSING
-    track: str = "g-track-1"
-    track_category: str = "road"
+    track: str = MISSING
+    track_category: str = MISSING
     car: str = MISSING
-    opponents: list[str] = field(default_factory=list)  # TORCS robots as module/index
-    laps: int = 3
-    max_episode_seconds: float = 90.0
-    frame_skip: int = 5
-    screen_size: int = 84
+    opponents: list[str] = MISSING  # TORCS robots as module/index
+    laps: int = MISSING
+    max_episode_seconds: float = MISSING
+    frame_skip: int = MISSING
+    screen_size: int = MISSING
     off_track_margin: float = 1.0
     stuck_seconds: float = 3.0
     stuck_speed: float = 1.0
-    steer_levels: list[float] = field(default_factory=lambda: [0.5, 0.0, -0.5])
-    pedal_levels: list[float] = field(default_factory=lambda: [1.0, 0.0, -0.5])
+    steer_levels: list[float] = MISSING
+    pedal_levels: list[float] = MISSING
     policy_network: str = II("network.name")  # gaussian: continuous actions, else discrete
-    reward_scale: float = 0.1
-    clip_rewards: bool = False
+    reward_scale: float = MISSING
+    clip_rewards: bool = MISSING
 
 
 def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:
