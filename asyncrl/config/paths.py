@@ -20,7 +20,7 @@ def config_dir() -> Path:
     except ModuleNotFoundError:
         spec = None
     candidates = list(spec.submodule_search_locations or []) if spec else []
-    candidates.append(str(Path(__file__).resolve().parent.parent / "conf"))
+    candidates.append(str(Path(__file__).resolve().parents[2] / "conf"))  # asyncrl/config/
     for candidate in candidates:
         if (Path(candidate) / "config.yaml").is_file():
             return Path(candidate)
