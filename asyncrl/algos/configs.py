@@ -23,7 +23,7 @@ class A3CConfig:
     name: str = "a3c"
     gamma: float = MISSING
     t_max: int = MISSING
-    # conf/algo/a3c.yaml takes these three from the environment (the domain's choice)
+    # conf/algo/a3c.yaml gives every value; these three it takes from the environment
     entropy_beta: float = MISSING
     episode_updates: bool = MISSING
     default_lr: float = MISSING

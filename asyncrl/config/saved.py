@@ -86,16 +86,10 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
 
 def _with_keys_added_since(data: dict[str, Any]) -> dict[str, Any]:
     """A run saved before a key of ``KEYS_ADDED`` existed gets that key's old value."""
-    filled = dict(data)
+    filled = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
     for (where, options), added in KEYS_ADDED.items():
-        node = filled.get(where) or {} if where else filled
-        if options and node.get(GROUP_KEYS[where]) not in options:
-            continue
-        missing = {k: v for k, v in added.items() if k not in node}
-        if not missing:
-            continue
-        if where:
-            filled[where] = {**node, **missing}
-        else:
-            filled = {**filled, **missing}
+        node = filled.setdefault(where, {}) if where else filled
+        if not options or node.get(GROUP_KEYS[where]) in options:
+            for key, value in added.items():
+                node.setdefault(key, value)
     return filled
