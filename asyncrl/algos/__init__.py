@@ -54,6 +54,8 @@ def algorithm_class(name: str) -> Any:
         raise ValueError(f"unknown algorithm '{name}'") from None
 
 
-def build_algorithm(algo_cfg: Any, generator: torch.Generator) -> Any:
-    """The algorithm ``algo_cfg.name`` names, drawing its randomness from ``generator``."""
-    return algorithm_class(algo_cfg.name)(algo_cfg, generator)
+def build_algorithm(algo_cfg: Any, generator: torch.Generator,
+                    exploration_seed: int | None = None) -> Any:
+    """The algorithm ``algo_cfg.name`` names, drawing its randomness from ``generator`` and,
+    where given, a value-based worker's final epsilon from ``exploration_seed``."""
+    return algorithm_class(algo_cfg.name)(algo_cfg, generator, exploration_seed)

@@ -69,7 +69,9 @@ class A3C:
     needs_next_action = False
     metrics = ("loss", "policy_loss", "value_loss", "entropy")
 
-    def __init__(self, algo_cfg: Any, generator: torch.Generator) -> None:
+    def __init__(self, algo_cfg: Any, generator: torch.Generator,
+                 exploration_seed: int | None = None) -> None:
+        # exploration_seed is not used: A3C explores by sampling its policy, with no draw per slot
         self.cfg = algo_cfg
         self.generator = generator
         self.episode_updates = bool(algo_cfg.episode_updates)

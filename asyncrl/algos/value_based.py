@@ -73,11 +73,15 @@ class ValueBased:
     needs_next_action = False
     metrics = ("loss", "q_mean", "epsilon")
 
-    def __init__(self, algo_cfg: Any, generator: torch.Generator) -> None:
+    def __init__(self, algo_cfg: Any, generator: torch.Generator,
+                 exploration_seed: int | None = None) -> None:
         self.cfg = algo_cfg
         self.generator = generator
         self.segment_steps = int(self.steps_per_update(algo_cfg))
-        seed = int(torch.randint(2**31 - 1, (), generator=generator))
+        # a worker passes its slot's seed, so that a restart or a resume of the run keeps the
+        # slot's final epsilon instead of drawing another (a resumed run is the same run)
+        seed = (int(torch.randint(2**31 - 1, (), generator=generator))
+                if exploration_seed is None else exploration_seed)
         self.final_epsilon = draw_final_epsilon(np.random.default_rng(seed),
                                                 list(algo_cfg.epsilon_finals),
                                                 list(algo_cfg.epsilon_probabilities))
@@ -170,8 +174,9 @@ class OneStepSarsa(ValueBased):
 class NStepQ(ValueBased):
     config = NStepQConfig
 
-    def __init__(self, algo_cfg: Any, generator: torch.Generator) -> None:
-        super().__init__(algo_cfg, generator)
+    def __init__(self, algo_cfg: Any, generator: torch.Generator,
+                 exploration_seed: int | None = None) -> None:
+        super().__init__(algo_cfg, generator, exploration_seed)
         # below 1, every state after a step is mixed into the targets, not only the last
         self.lambda_return = float(getattr(algo_cfg, "lambda_return", 1.0))
 

@@ -46,6 +46,7 @@ LOOP_METRICS = ("grad_norm", "lr")  # logged for every algorithm, beside its own
 # derives the replay's seed from the worker's; past every environment's index, the key that
 # derives the seeds of a worker's other environments (rollout.Actors)
 REPLAY_STREAM = 1_000
+EXPLORATION_STREAM = 1_001  # with the run seed and the slot alone: the slot's final epsilon
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,10 @@ class WorkerSpec:
 
     def seed(self, run_seed: int) -> int:
         return derive_seed(run_seed, self.worker_id, self.restart, self.generation)
+
+    def exploration_seed(self, run_seed: int) -> int:
+        """The same for every restart and resume of this slot."""
+        return derive_seed(run_seed, self.worker_id, EXPLORATION_STREAM)
 
 
 class MetricsAccumulator:
@@ -167,7 +172,8 @@ def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> Worke
     """The worker's algorithm, environments, local model and buffers, seeded from ``spec``."""
     seed = spec.seed(cfg.seed)
     torch.manual_seed(seed)
-    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed),
+                                spec.exploration_seed(cfg.seed))
     actors = Actors(cfg, seed, algorithm, int(cfg.envs_per_worker))
     model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
                         algorithm.head)
