@@ -30,6 +30,12 @@ def train(workdir, args: list[str], timeout: float) -> list[float]:
     return scores(run_dir)
 
 
+def last_mean(played: list[float]) -> float:
+    """The mean of the last PONG_EPISODES training episodes, the Pong tests' measure."""
+    last = played[-PONG_EPISODES:]
+    return sum(last) / len(last)
+
+
 def test_a3c_learns_cartpole_with_the_defaults(workdir):
     # measured (docs/learning.md): 500 over the last 20 episodes for seeds 1-5, ~45 s
     played = train(workdir, [*QUICK_START, "log.tensorboard=false"], 600)
@@ -87,8 +93,7 @@ def test_a3c_ff_leaves_the_flat_start_on_pong(workdir):
     played = train(workdir, ["env=atari/pong", "workers=2", f"total_frames={PONG_FRAMES}",
                              "lr_anneal_frames=40000000", "log.tensorboard=false", *QUICK],
                    3600)
-    last = played[-PONG_EPISODES:]
-    mean = sum(last) / len(last)
+    mean = last_mean(played)
     assert mean >= PONG_THRESHOLD, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
 
 
@@ -104,8 +109,7 @@ def test_the_batched_preset_leaves_the_flat_start_on_pong(workdir):
     played = train(workdir, ["+experiment=a3c_batched", "env=atari/pong", "workers=2",
                              f"total_frames={BATCHED_FRAMES}", "lr_anneal_frames=40000000",
                              "log.tensorboard=false", *QUICK], 2700)
-    last = played[-PONG_EPISODES:]
-    mean = sum(last) / len(last)
+    mean = last_mean(played)
     assert mean >= BATCHED_THRESHOLD, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
 
 
@@ -124,6 +128,5 @@ def test_nstep_q_with_replay_leaves_the_flat_start_on_pong(workdir):
     played = train(workdir, [*NSTEP_Q_REPLAY, "env=atari/pong", "workers=2",
                              f"total_frames={NSTEP_Q_FRAMES}", "lr_anneal_frames=40000000",
                              "log.tensorboard=false", *QUICK], 3600)
-    last = played[-PONG_EPISODES:]
-    mean = sum(last) / len(last)
+    mean = last_mean(played)
     assert mean >= NSTEP_Q_THRESHOLD, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
