@@ -23,6 +23,9 @@ from tests.conftest import compose
     (["network.dueling=true"], "algo=a3c has a policy and a value head"),
     (["env=classic/cartpole", "algo=nstep_q", "network.spatial_softmax=true"],
      "network.spatial_softmax=true reads the positions of features in an image"),
+    (["network.conv=resnet"], "network.conv=resnet: choose paper or nature"),
+    (["env=classic/cartpole", "network.conv=nature"],
+     "network.conv=nature picks the conv layers for images"),
 ])
 def test_impossible_option_values_are_refused(overrides, fragment):
     with pytest.raises(UserError) as err:
@@ -41,6 +44,7 @@ def test_impossible_option_values_are_refused(overrides, fragment):
     (["algo=nstep_q", "algo.gae_lambda=0.9"], "n-step Q's λ is algo.lambda_return"),
     (["env=mujoco/inverted_pendulum", "network.dueling=true"], "no Q head to split"),
     (["env=mujoco/inverted_pendulum", "network.spatial_softmax=true"], "linear convs"),
+    (["env=mujoco/inverted_pendulum", "network.conv=nature"], "linear convs"),
 ])
 def test_an_option_of_another_algorithm_or_network_is_refused_with_the_reason(
         overrides, fragment):
@@ -53,6 +57,7 @@ def test_an_option_of_another_algorithm_or_network_is_refused_with_the_reason(
     ["algo=nstep_q", "algo.double_q=true", "algo.lambda_return=0.8", "network.dueling=true",
      "algo.replay_capacity=100", "algo.replay_ratio=2", "network.spatial_softmax=true"],
     ["algo.gae_lambda=0.95", "network=lstm", "network.spatial_softmax=true"],
+    ["network.conv=nature", "network.spatial_softmax=true", "network.hidden=512"],
     ["algo=one_step_q", "algo.double_q=true", "algo.replay_capacity=5", "algo.replay_ratio=1"],
 ])
 def test_possible_combinations_pass(overrides):
@@ -64,7 +69,7 @@ def test_every_option_defaults_to_the_paper():
     network = compose().network
     assert a3c.gae_lambda == 1.0 and nstep.lambda_return == 1.0
     assert (nstep.double_q, nstep.replay_capacity, nstep.replay_ratio) == (False, 0, 0)
-    assert not network.dueling and not network.spatial_softmax
+    assert not network.dueling and not network.spatial_softmax and network.conv == "paper"
 
 
 def test_help_names_each_option_by_a_key_its_schema_has():
@@ -77,7 +82,8 @@ def test_help_names_each_option_by_a_key_its_schema_has():
     section = USAGE.split("Beyond the paper")[1].split("Examples:")[0]
     named = set(re.findall(r"\b(algo|network)\.(\w+)=", section))
     assert {key for _, key in named} == {"gae_lambda", "lambda_return", "double_q", "dueling",
-                                         "spatial_softmax", "replay_capacity", "replay_ratio"}
+                                         "spatial_softmax", "conv", "replay_capacity",
+                                         "replay_ratio"}
     for group, key in named:
         assert any(key in {f.name for f in fields(schema)}
                    for schema in SCHEMAS[group].values()), f"{group}.{key}"

@@ -1,5 +1,5 @@
-"""The dueling head and spatial softmax on hand-worked numbers, and how the config builds
-them into the networks."""
+"""The dueling head and spatial softmax on hand-worked numbers, the Nature DQN's convs, and
+how the config builds them into the networks."""
 
 from __future__ import annotations
 
@@ -74,3 +74,22 @@ def test_the_default_networks_keep_their_parameter_names():
     names = set(model.state_dict())
     assert {"torso.conv.0.weight", "torso.conv.2.weight", "torso.fc.0.weight",
             "q.weight", "q.bias"} <= names
+
+
+@pytest.mark.parametrize(("network", "algo", "head"), [("ff", "a3c", "actor_critic"),
+                                                       ("lstm", "nstep_q", "q")])
+def test_the_nature_convs_are_the_nature_dqns_three_layers(network, algo, head):
+    cfg = compose(f"network={network}", f"algo={algo}", "network.conv=nature")
+    model = build_model(cfg, IMAGES, Discrete(6), head)
+    convs = [m for m in model.torso.conv if isinstance(m, torch.nn.Conv2d)]
+    assert [(c.out_channels, c.kernel_size[0], c.stride[0]) for c in convs] == [
+        (32, 8, 4), (64, 4, 2), (64, 3, 1)]
+    assert model.torso.fc[0].in_features == 64 * 7 * 7  # 84 -> 20 -> 9 -> 7
+    assert model(torch.zeros(2, 4, 84, 84, dtype=torch.uint8))[0].shape == (2, 6)
+
+
+def test_the_config_check_knows_every_conv_stack():
+    from asyncrl.config.option_checks import CONV_CHOICES
+    from asyncrl.nets.torsos import CONV_STACKS
+
+    assert tuple(CONV_STACKS) == CONV_CHOICES

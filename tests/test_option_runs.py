@@ -51,6 +51,13 @@ def test_spatial_softmax_on_images(workdir, network, algo):
     assert model["torso.fc.0.weight"].shape[1] == 2 * 32  # x and y of each last-conv map
 
 
+def test_the_nature_convs_on_images(workdir):
+    model, _ = _train(workdir, [*TINY_IMAGE, "network.conv=nature"])
+    # 84 -> (84 - 8) / 4 + 1 = 20 -> (20 - 4) / 2 + 1 = 9 -> 9 - 3 + 1 = 7
+    assert model["torso.conv.4.weight"].shape == (64, 64, 3, 3)
+    assert model["torso.fc.0.weight"].shape[1] == 64 * 7 * 7
+
+
 @pytest.mark.parametrize(("args", "fragment"), [
     (["algo.double_q=true"], "algo.double_q is not a key of algo=a3c"),
     (["algo=nstep_q", "algo.replay_capacity=50"], "replay needs both"),

@@ -208,6 +208,7 @@ def _with(path: Path, group: str, **keys) -> None:
     ("nstep_q", "algo", "replay_capacity", 0, 100),
     ("nstep_q", "network", "dueling", False, True),
     ("a3c", "network", "spatial_softmax", False, True),
+    ("a3c", "network", "conv", "paper", "nature"),
 ])
 def test_runs_differing_only_in_an_option_land_in_different_groups(tmp_path, algo, group,
                                                                    key, off, value):

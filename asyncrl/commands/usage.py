@@ -41,6 +41,7 @@ Beyond the paper (each off by default, so a run is the paper's method; docs/opti
   algo.double_q=true       one_step_q, nstep_q: target action by theta, valued by theta^-
   network.dueling=true     value-based: Q = V + A - mean(A) [false]
   network.spatial_softmax=true  ff, lstm on images: last conv -> expected (x, y) [false]
+  network.conv=nature      ff, lstm on images: the Nature DQN's 3 convs [paper: 2]
   algo.replay_capacity=N   one_step_q, nstep_q: each worker keeps its last N segments [0]
   algo.replay_ratio=K      ...and learns from K of them per new one (not checkpointed) [0]
 

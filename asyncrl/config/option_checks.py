@@ -12,6 +12,8 @@ from asyncrl.errors import UserError
 # ~170 MB per worker; the cap keeps a typo from asking for the machine's whole memory
 MAX_REPLAY_CAPACITY = 100_000
 MAX_REPLAY_RATIO = 16  # each replayed segment costs a forward and backward like a new one
+# the names of nets.torsos.CONV_STACKS, kept here so that checking a config imports no torch
+CONV_CHOICES = ("paper", "nature")
 
 
 def check_options(cfg: Any, observes_images: bool | None) -> None:
@@ -29,6 +31,13 @@ def check_options(cfg: Any, observes_images: bool | None) -> None:
     if getattr(cfg.network, "spatial_softmax", False) and observes_images is False:
         raise UserError("network.spatial_softmax=true reads the positions of features in an "
                         "image, and this environment's observations are vectors")
+    conv = getattr(cfg.network, "conv", "paper")
+    if conv not in CONV_CHOICES:
+        raise UserError(f"network.conv={conv}: choose {' or '.join(CONV_CHOICES)}")
+    if conv != "paper" and observes_images is False:
+        raise UserError(f"network.conv={conv} picks the conv layers for images, and this "
+                        "environment's observations are vectors (network.mlp_layers sets "
+                        "their torso)")
 
 
 def _check_replay(algo: Any) -> None:

@@ -36,6 +36,7 @@ class FFNetworkConfig:
     mlp_activation: str = MISSING
     dueling: bool = MISSING          # Q head as a value stream + mean-subtracted advantages
     spatial_softmax: bool = MISSING  # images: expected (x, y) of each last-conv channel
+    conv: str = MISSING              # images: the conv layers, paper (2) or nature (3)
 
 
 @dataclass
@@ -57,6 +58,7 @@ class GaussianNetworkConfig:
     refused: ClassVar[dict[str, str]] = {
         "dueling": "network=gaussian has no Q head to split",
         "spatial_softmax": "network=gaussian's pixel encoder is two linear convs of its own",
+        "conv": "network=gaussian's pixel encoder is two linear convs of its own",
     }
 
 

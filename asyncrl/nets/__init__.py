@@ -24,7 +24,8 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
         raise ValueError("observation space has no shape")
     if len(shape) == 3:
         return ConvTorso(shape, hidden=net_cfg.hidden, centre_input=net_cfg.centre_input,
-                         spatial_softmax=bool(getattr(net_cfg, "spatial_softmax", False)))
+                         spatial_softmax=bool(getattr(net_cfg, "spatial_softmax", False)),
+                         conv=str(getattr(net_cfg, "conv", "paper")))
     if getattr(net_cfg, "spatial_softmax", False):
         raise ValueError(f"network.spatial_softmax needs image observations, got shape {shape}")
     if len(shape) == 1:
