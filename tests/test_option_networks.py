@@ -62,8 +62,11 @@ def test_spatial_softmax_feeds_the_fc_layer_two_numbers_per_channel(network, alg
     assert out[0].shape == (2, 6)
 
 
-def test_spatial_softmax_is_refused_for_vector_observations():
-    cfg = compose("env=classic/cartpole", "network.spatial_softmax=true")
+@pytest.mark.parametrize("option", ["network.spatial_softmax=true", "network.conv=nature"])
+def test_image_torso_options_are_refused_for_vector_observations(option):
+    # the config check refuses these first; this is the builder's own guard for callers
+    # that build a model without it
+    cfg = compose("env=classic/cartpole", option)
     with pytest.raises(ValueError, match="needs image observations"):
         build_model(cfg, Box(-1, 1, (4,)), Discrete(2), "actor_critic")
 

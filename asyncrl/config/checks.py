@@ -8,7 +8,7 @@ from typing import Any
 from asyncrl.action_kinds import action_kind_problem
 from asyncrl.algos.configs import epsilon_problem, is_value_based
 from asyncrl.config.machine import worker_limit
-from asyncrl.config.option_checks import check_options
+from asyncrl.config.option_checks import CONV_CHOICES, check_options
 from asyncrl.config.schemas import SCHEMAS
 from asyncrl.envs.family import Family, family_of
 from asyncrl.errors import UserError
@@ -108,8 +108,11 @@ def _check_algo(algo: Any) -> None:
 
 
 def _check_network(network: Any) -> None:
-    """Layer sizes, the MLP's activation and the policy's initial scale."""
+    """Layer sizes, the conv stack, the MLP's activation and the policy's initial scale."""
     _check_sizes(network)
+    conv = getattr(network, "conv", "paper")
+    if conv not in CONV_CHOICES:
+        raise UserError(f"network.conv={conv}: choose {' or '.join(CONV_CHOICES)}")
     activation = getattr(network, "mlp_activation", "relu")
     if activation not in ("relu", "tanh"):
         raise UserError(f"network.mlp_activation={activation}: choose relu or tanh")

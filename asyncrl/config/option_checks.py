@@ -32,8 +32,6 @@ def check_options(cfg: Any, observes_images: bool | None) -> None:
         raise UserError("network.spatial_softmax=true reads the positions of features in an "
                         "image, and this environment's observations are vectors")
     conv = getattr(cfg.network, "conv", "paper")
-    if conv not in CONV_CHOICES:
-        raise UserError(f"network.conv={conv}: choose {' or '.join(CONV_CHOICES)}")
     if conv != "paper" and observes_images is False:
         raise UserError(f"network.conv={conv} picks the conv layers for images, and this "
                         "environment's observations are vectors (network.mlp_layers sets "

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
 BUILT_IN = ("atari", "gym", "mujoco", "mujoco_pixels", "maze", "torcs")
-MIN_SCREEN_SIZE = 36  # the smallest screen the paper's conv torso (8x8/4, then 4x4/2) takes
+# the smallest screen both conv torsos take: the paper's (8x8/4, 4x4/2) needs 20, the
+# Nature DQN's third 3x3 layer (network.conv=nature) needs 36
+MIN_SCREEN_SIZE = 36
 MAX_SCREEN_SIZE = 512  # past this a worker's frame stacks alone need gigabytes
 MAX_FRAME_STACK = 64   # the paper stacks 4; each frame is one more input channel
 

@@ -28,6 +28,8 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
                          conv=str(getattr(net_cfg, "conv", "paper")))
     if getattr(net_cfg, "spatial_softmax", False):
         raise ValueError(f"network.spatial_softmax needs image observations, got shape {shape}")
+    if str(getattr(net_cfg, "conv", "paper")) != "paper":
+        raise ValueError(f"network.conv={net_cfg.conv} needs image observations, got shape {shape}")
     if len(shape) == 1:
         return MLPTorso(shape[0], layers=list(net_cfg.mlp_layers), hidden=net_cfg.hidden,
                         activation=net_cfg.mlp_activation)

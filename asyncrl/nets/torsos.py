@@ -31,8 +31,9 @@ def init_for_nonnegative_inputs(module: nn.Module) -> None:
 # (out channels, kernel, stride) of each conv layer
 CONV_STACKS: dict[str, tuple[tuple[int, int, int], ...]] = {
     "paper": ((16, 8, 4), (32, 4, 2)),  # Supp. 8, the DQN of Mnih et al. (2013)
-    # the DQN of Mnih et al. (2015), the torso SB3's and cleanrl's Atari agents use: ~2.6x
-    # the paper's parameters at hidden 256, a third layer that sees finer detail
+    # the DQN of Mnih et al. (2015), the torso SB3's and cleanrl's Atari agents use (with
+    # hidden 512): 1.3x the paper's parameters at hidden 256 (2.5x at 512), and a third
+    # layer that sees finer detail
     "nature": ((32, 8, 4), (64, 4, 2), (64, 3, 1)),
 }
 
@@ -48,7 +49,8 @@ class ConvTorso(nn.Module):
     (Pong, lr 3e-3: 1 % of the first layer still responding after 600k frames).
 
     With ``spatial_softmax`` the fc layer reads each last-conv channel's expected (x, y)
-    (64 numbers) instead of the flattened maps (2,592 on Atari).
+    (64 numbers) instead of the flattened maps (2,592 on Atari); with ``conv="nature"``
+    128 numbers instead of 3,136.
     """
 
     def __init__(self, input_shape: tuple[int, ...], hidden: int = 256,

@@ -23,7 +23,6 @@ from omegaconf import MISSING, OmegaConf
 from asyncrl.envs.family import DomainDefaults, Family, check_frame_stack, check_screen_size
 from asyncrl.errors import UserError
 
-# conv torso: an 8x8/4 then a 4x4/2 convolution must fit
 IMAGE_CHANNELS = (1, 3, 4)  # grey, RGB, RGBA (alpha is dropped)
 
 
