@@ -87,3 +87,19 @@ def test_render_gives_rgb_frames():
 def test_unknown_game_is_refused():
     with pytest.raises(ValueError, match="unknown Atari game"):
         AtariEnv("not_a_game")
+
+
+def test_the_rom_is_loaded_once_per_environment_with_the_first_resets_seed(monkeypatch):
+    # a worker builds k environments before its first frame; a second load each cost ~80 ms
+    seeds = []
+    load = AtariEnv._load_rom
+    monkeypatch.setattr(AtariEnv, "_load_rom",
+                        lambda self, seed: (seeds.append(seed), load(self, seed))[1])
+    seeded = AtariEnv("pong")
+    assert seeds == []
+    seeded.reset(seed=5)
+    unseeded = AtariEnv("pong")
+    unseeded.reset()
+    unseeded.reset()
+    assert len(seeds) == 2 and seeds[1] == 0 and seeds[0] != 0
+    assert seeded.action_space.n == unseeded.action_space.n == 6
