@@ -28,6 +28,13 @@ def known_games() -> list[str]:
     return sorted(roms.get_all_rom_ids())
 
 
+def _rom_path(game: str) -> str:
+    rom = roms.get_rom_path(game)
+    if rom is None:
+        raise ValueError(f"ale-py has no ROM for '{game}'")
+    return str(rom)
+
+
 @cache
 def _game_layout(game: str) -> tuple[tuple[Action, ...], tuple[int, int]]:
     """The game's minimal action set and screen size, read once per process: an environment
@@ -35,10 +42,7 @@ def _game_layout(game: str) -> tuple[tuple[Action, ...], tuple[int, int]]:
     (a load is ~80 ms, and a worker with 16 environments builds them all before its first
     frame)."""
     ale = ALEInterface()
-    rom = roms.get_rom_path(game)
-    if rom is None:
-        raise ValueError(f"ale-py has no ROM for '{game}'")
-    ale.loadROM(rom)
+    ale.loadROM(_rom_path(game))
     height, width = ale.getScreenDims()
     return tuple(ale.getMinimalActionSet()), (height, width)
 
@@ -86,11 +90,12 @@ class AtariEnv(gym.Env):
         self.ale.setInt("random_seed", int(seed) % (2**31))
         self.ale.setFloat("repeat_action_probability", float(sticky))
         self.ale.setInt("max_num_frames_per_episode", int(max_frames))
-        rom = roms.get_rom_path(self.game)
-        if rom is None:
-            raise ValueError(f"ale-py has no ROM for '{self.game}'")
-        self.ale.loadROM(rom)  # ALE reads its settings at load time
+        self.ale.loadROM(_rom_path(self.game))  # ALE reads its settings at load time
         self._loaded = True
+
+    def _load_if_never_loaded(self) -> None:
+        if not self._loaded:
+            self._load_rom(seed=0)
 
     def action_meanings(self) -> list[str]:
         return [a.name for a in self._actions]
@@ -101,8 +106,8 @@ class AtariEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None:
             self._load_rom(seed=int(self.np_random.integers(2**31)))
-        elif not self._loaded:
-            self._load_rom(seed=0)
+        else:
+            self._load_if_never_loaded()
         self.ale.reset_game()
         for _ in range(int(self.np_random.integers(0, self.noop_max + 1))):
             self.ale.act(Action.NOOP)
@@ -144,7 +149,6 @@ class AtariEnv(gym.Env):
 
     def render(self) -> np.ndarray | None:
         if self.render_mode == "rgb_array":
-            if not self._loaded:
-                self._load_rom(seed=0)
+            self._load_if_never_loaded()
             return self.ale.getScreenRGB()
         return None
