@@ -22,8 +22,8 @@ GREEDY = ["algo.epsilon_finals=[0.0]", "algo.epsilon_probabilities=[1.0]",
           "algo.epsilon_anneal_frames=0"]
 
 
-def _setup(algo: str, network: str, k: int, *extra: str):
-    cfg = compose("env=classic/cartpole", f"network={network}", f"algo={algo}",
+def _setup(algo: str, network: str, k: int, *extra: str, env: str = "classic/cartpole"):
+    cfg = compose(f"env={env}", f"network={network}", f"algo={algo}",
                   f"envs_per_worker={k}", *extra)
     algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0))
     actors = Actors(cfg, 11, algorithm, k)
@@ -123,6 +123,31 @@ def test_a3c_samples_in_a_batch_what_it_samples_one_environment_at_a_time(networ
             differed += len(set(batched)) > 1
             states = batched_states
     assert differed > 0  # the members' actions were not all one action
+
+
+def test_the_lstm_on_atari_screens_acts_and_learns_in_a_batch_as_each_screen_alone():
+    """The conv torso under the LSTM, on Pong's screens: each member's recurrent state after a
+    batched segment is the one the network reaches reading that member's screens alone from
+    the segment's start state, and the update is the sum of the members' own losses."""
+    _, algorithm, actors, model = _setup("a3c", "lstm", 3, env="atari/pong")
+    params = list(model.parameters())
+    for _ in range(12):
+        segments = actors.play(model, 0)
+        for i, segment in enumerate(segments):
+            state = segment.start_state
+            with torch.inference_mode():
+                for t in range(segment.steps):
+                    _, _, state = model(actors.obs_bufs[i][t : t + 1], state)
+            torch.testing.assert_close(actors.members[i].state, state, rtol=1e-4, atol=1e-5)
+        batches = actors.batches(segments)
+        joint, _ = algorithm.loss_many(model, model, batches)
+        apart = sum(algorithm.loss(model, model, batch)[0] for batch in batches)
+        assert joint.item() == pytest.approx(apart.item(), rel=1e-5, abs=1e-6)
+        for mine, theirs in zip(torch.autograd.grad(joint, params),
+                                torch.autograd.grad(apart, params), strict=True):
+            torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-6)
+    # the members' screens and states differ, so a mixed-up member would have shown
+    assert not torch.equal(actors.members[0].state[0], actors.members[1].state[0])
 
 
 def _member_seeds(actors: Actors) -> list[int]:
