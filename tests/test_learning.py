@@ -31,9 +31,20 @@ def train(workdir, args: list[str], timeout: float) -> list[float]:
 
 
 def last_mean(played: list[float]) -> float:
-    """The mean of the last PONG_EPISODES training episodes, the Pong tests' measure."""
+    """The mean of the last PONG_EPISODES training episodes, the Atari tests' measure."""
     last = played[-PONG_EPISODES:]
     return sum(last) / len(last)
+
+
+def assert_atari_run_reaches(workdir, settings: list[str], frames: int, threshold: float,
+                             timeout: float) -> None:
+    """Train 2 workers on ``settings`` for ``frames`` with the lr annealed over the main
+    job's 40M frames, then hold the mean of the last training episodes to ``threshold``."""
+    played = train(workdir, [*settings, "workers=2", f"total_frames={frames}",
+                             "lr_anneal_frames=40000000", "log.tensorboard=false", *QUICK],
+                   timeout)
+    mean = last_mean(played)
+    assert mean >= threshold, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
 
 
 def test_a3c_learns_cartpole_with_the_defaults(workdir):
@@ -90,11 +101,7 @@ PONG_FRAMES, PONG_THRESHOLD, PONG_EPISODES = 5_000_000, -18.0, 50
 def test_a3c_ff_leaves_the_flat_start_on_pong(workdir):
     # the first 5M frames of the main job, `asyncrl env=atari/pong workers=2`: its lr is
     # annealed over its 40M frames
-    played = train(workdir, ["env=atari/pong", "workers=2", f"total_frames={PONG_FRAMES}",
-                             "lr_anneal_frames=40000000", "log.tensorboard=false", *QUICK],
-                   3600)
-    mean = last_mean(played)
-    assert mean >= PONG_THRESHOLD, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
+    assert_atari_run_reaches(workdir, ["env=atari/pong"], PONG_FRAMES, PONG_THRESHOLD, 3600)
 
 
 # Measured (docs/learning.md, "k = 16 with RMSProp ε 1e-3 and lr 1e-3"): with the preset,
@@ -106,11 +113,8 @@ BATCHED_FRAMES, BATCHED_THRESHOLD = 6_000_000, -17.0
 @pytest.mark.slow
 @pytest.mark.timeout(3000)  # ~12 minutes on 2 idle cores
 def test_the_batched_preset_leaves_the_flat_start_on_pong(workdir):
-    played = train(workdir, ["+experiment=a3c_batched", "env=atari/pong", "workers=2",
-                             f"total_frames={BATCHED_FRAMES}", "lr_anneal_frames=40000000",
-                             "log.tensorboard=false", *QUICK], 2700)
-    mean = last_mean(played)
-    assert mean >= BATCHED_THRESHOLD, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
+    assert_atari_run_reaches(workdir, ["+experiment=a3c_batched", "env=atari/pong"],
+                             BATCHED_FRAMES, BATCHED_THRESHOLD, 2700)
 
 
 # Measured (docs/learning.md, "Pong, n-step Q with replay"): with each worker's last 200
@@ -125,11 +129,8 @@ NSTEP_Q_FRAMES, NSTEP_Q_THRESHOLD = 5_000_000, -12.0
 @pytest.mark.slow
 @pytest.mark.timeout(3900)  # ~23 minutes on 2 idle cores
 def test_nstep_q_with_replay_leaves_the_flat_start_on_pong(workdir):
-    played = train(workdir, [*NSTEP_Q_REPLAY, "env=atari/pong", "workers=2",
-                             f"total_frames={NSTEP_Q_FRAMES}", "lr_anneal_frames=40000000",
-                             "log.tensorboard=false", *QUICK], 3600)
-    mean = last_mean(played)
-    assert mean >= NSTEP_Q_THRESHOLD, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
+    assert_atari_run_reaches(workdir, [*NSTEP_Q_REPLAY, "env=atari/pong"], NSTEP_Q_FRAMES,
+                             NSTEP_Q_THRESHOLD, 3600)
 
 
 # Measured (docs/learning.md, the preset on Q*bert): the mean of the last 50 training episodes
@@ -142,8 +143,5 @@ QBERT_FRAMES, QBERT_THRESHOLD = 5_000_000, 260.0
 @pytest.mark.slow
 @pytest.mark.timeout(3000)  # ~10 minutes on 2 idle cores
 def test_the_batched_preset_learns_qbert(workdir):
-    played = train(workdir, ["+experiment=a3c_batched", "env=atari/qbert", "workers=2",
-                             f"total_frames={QBERT_FRAMES}", "lr_anneal_frames=40000000",
-                             "log.tensorboard=false", *QUICK], 2700)
-    mean = last_mean(played)
-    assert mean >= QBERT_THRESHOLD, f"mean of the last {PONG_EPISODES} episodes: {mean:.1f}"
+    assert_atari_run_reaches(workdir, ["+experiment=a3c_batched", "env=atari/qbert"],
+                             QBERT_FRAMES, QBERT_THRESHOLD, 2700)
