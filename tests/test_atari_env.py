@@ -110,23 +110,24 @@ def test_breakouts_ball_survives_the_resize_to_84x84():
     # and 2.5x reduction, so it could fall between the samples. Measured over 15k random-play
     # frames: its brightest pixel after the resize is 45-100 % of its own (89 % on average)
     env = AtariEnv("breakout", noop_max=0)
-    env.reset(seed=3)
+    obs, _ = env.reset(seed=3)
+    size = obs.shape[-1]
     rng = np.random.default_rng(0)
     height, width = env.ale.getScreenDims()
     screen = np.zeros((height, width), dtype=np.uint8)
     seen = 0
     for t in range(1500):
-        *_, terminated, truncated, _ = env.step(1 if t % 30 == 0 else int(rng.integers(4)))
+        obs, _, terminated, truncated, _ = env.step(1 if t % 30 == 0 else int(rng.integers(4)))
         if terminated or truncated:
-            env.reset()
+            obs, _ = env.reset()
         env.ale.getScreenGrayscale(screen)
         # between the bricks and the paddle, where only the ball is drawn
         rows, cols = np.nonzero(screen[93:188, 8:152])
         if not 0 < len(rows) <= 12:
             continue
         top, left = rows.min() + 93, cols.min() + 8
-        box = env._stack[-1][top * 84 // height - 1 : (top + 4) * 84 // height + 2,
-                             left * 84 // width - 1 : (left + 2) * 84 // width + 2]
+        box = obs[-1][top * size // height - 1 : (top + 4) * size // height + 2,
+                      left * size // width - 1 : (left + 2) * size // width + 2]
         assert box.max() >= 0.4 * screen[top, left], f"ball at ({top}, {left}) faded"
         seen += 1
     assert seen > 300  # the ball was in play for a good part of the run

@@ -40,6 +40,19 @@ def _finish(segments, actors) -> None:
             actor.finish_episode()
 
 
+def _assert_one_update_is_the_sum_of_its_parts(algorithm, model, target, batches, params):
+    """The loss of one update from k segments, and its gradients, are the sums of each
+    segment's alone; returns that loss and its stats."""
+    joint, stats = algorithm.loss_many(model, target, batches)
+    joint_grads = torch.autograd.grad(joint, params)
+    apart = sum(algorithm.loss(model, target, batch)[0] for batch in batches)
+    apart_grads = torch.autograd.grad(apart, params)
+    assert joint.item() == pytest.approx(apart.item(), rel=1e-5, abs=1e-6)
+    for mine, theirs in zip(joint_grads, apart_grads, strict=True):
+        torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-6)
+    return joint, stats
+
+
 @pytest.mark.parametrize("network", ["ff", "lstm"])
 @pytest.mark.parametrize("algo", ALGOS)
 def test_one_update_from_k_segments_is_the_sum_of_k_one_segment_updates(algo, network):
@@ -53,14 +66,9 @@ def test_one_update_from_k_segments_is_the_sum_of_k_one_segment_updates(algo, ne
     for _ in range(30):
         segments = actors.play(model, 0)
         batches = actors.batches(segments)
-        joint, stats = algorithm.loss_many(model, target, batches)
-        joint_grads = torch.autograd.grad(joint, params)
-        apart = sum(algorithm.loss(model, target, batch)[0] for batch in batches)
-        apart_grads = torch.autograd.grad(apart, params)
-        assert joint.item() == pytest.approx(apart.item(), rel=1e-5, abs=1e-6)
+        joint, stats = _assert_one_update_is_the_sum_of_its_parts(algorithm, model, target,
+                                                                  batches, params)
         assert stats["loss"] == pytest.approx(joint.item())
-        for mine, theirs in zip(joint_grads, apart_grads, strict=True):
-            torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-6)
         steps = [s.steps for s in segments]
         assert actors.frames_played(segments) == sum(steps)
         uneven += len(set(steps)) > 1
@@ -139,13 +147,8 @@ def test_the_lstm_on_atari_screens_acts_and_learns_in_a_batch_as_each_screen_alo
                 for t in range(segment.steps):
                     _, _, state = model(actors.obs_bufs[i][t : t + 1], state)
             torch.testing.assert_close(actors.members[i].state, state, rtol=1e-4, atol=1e-5)
-        batches = actors.batches(segments)
-        joint, _ = algorithm.loss_many(model, model, batches)
-        apart = sum(algorithm.loss(model, model, batch)[0] for batch in batches)
-        assert joint.item() == pytest.approx(apart.item(), rel=1e-5, abs=1e-6)
-        for mine, theirs in zip(torch.autograd.grad(joint, params),
-                                torch.autograd.grad(apart, params), strict=True):
-            torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-6)
+        _assert_one_update_is_the_sum_of_its_parts(algorithm, model, model,
+                                                   actors.batches(segments), params)
     # the members' screens and states differ, so a mixed-up member would have shown
     assert not torch.equal(actors.members[0].state[0], actors.members[1].state[0])
 
