@@ -104,6 +104,6 @@ def bench(session: nox.Session) -> None:
     """Training frames/s of each algorithm against raw env frames/s, 1 and 2 workers, A3C
     with 1, 4, 8 and 16 environments per worker, SB3 A2C in the same run, and
     the seconds to the first frame -> docs/benchmarks.md (`-- --sections learning`: the
-    minutes to a Pong score, about an hour)."""
+    minutes to a Pong score, about an hour; `env=atari/<game>` times another game)."""
     install(session, "bench")
     session.run("python", "-m", "asyncrl.commands.bench", *session.posargs)

@@ -8,6 +8,7 @@ import pytest
 from asyncrl.commands import bench_learning
 from asyncrl.commands.bench_learning import run_to_score
 from asyncrl.commands.report import main as report_main
+from asyncrl.errors import UserError
 from asyncrl.report.time_to_score import (
     first_reached,
     rolling_window_means,
@@ -115,3 +116,44 @@ def test_the_curves_figure_refuses_what_it_cannot_draw_in_one_line(tmp_path, cap
     captured = capsys.readouterr()
     assert "no run has 20 episodes yet" in captured.err and "left out" in captured.out
     assert not (tmp_path / "c.png").exists()
+
+
+def test_the_learning_section_times_the_atari_game_an_override_names():
+    assert bench_learning.learning_game([]) == "pong"
+    assert bench_learning.learning_game(["seed=2", "env=atari/breakout"]) == "breakout"
+    assert bench_learning.learning_game(["env=atari/qbert", "env=atari/beam_rider"]) == "beam_rider"
+    with pytest.raises(UserError, match="env=classic/cartpole: the learning section times Atari"):
+        bench_learning.learning_game(["env=classic/cartpole"])
+    with pytest.raises(UserError, match="env=atari: "):
+        bench_learning.learning_game(["env=atari"])
+
+
+def test_the_peer_plays_the_same_game_under_gymnasiums_no_frameskip_id():
+    assert bench_learning.sb3_env_id("pong") == bench_learning.SB3_GAME
+    assert bench_learning.sb3_env_id("space_invaders") == "SpaceInvadersNoFrameskip-v4"
+    assert bench_learning.sb3_env_id("beam_rider") == "BeamRiderNoFrameskip-v4"
+    assert bench_learning.sb3_env_id("qbert") == "QbertNoFrameskip-v4"
+
+
+def test_the_peers_episodes_read_back_as_a_runs_do(tmp_path):
+    # the report reads the peer's file as it reads a run's: frames in order, wall time in hours
+    log = bench_learning.EpisodeLog(tmp_path / "sb3_a2c" / "episodes.csv")
+    for frames, seconds, score in [(4_000, 60.0, 1.0), (8_000, 120.0, 3.0), (12_000, 180.0, 5.0)]:
+        log.add(frames, seconds, score, episode_frames=1_000)
+    log.close()
+    reached = run_time_to_scores(tmp_path / "sb3_a2c", [2.0, 4.0, 9.0], window=2)
+    assert [(r.frames, r.minutes) for r in reached] == [(8_000, 2.0), (12_000, 3.0),
+                                                        (None, None)]
+    table = time_to_table([tmp_path / "sb3_a2c"], [2.0], window=2)
+    assert "| 0.01M | 0.01M, 2.0 min |" in table
+
+
+def test_a_wrong_env_for_the_learning_section_is_one_line_before_any_run(capsys):
+    from asyncrl.commands.bench import main as bench_main
+    with pytest.raises(SystemExit) as exit_info:
+        bench_main(["--sections", "learning", "--output", "/nonexistent/never.md",
+                    "env=classic/cartpole"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "env=classic/cartpole: the learning section times Atari games" in err
+    assert "Traceback" not in err

@@ -33,6 +33,7 @@ from asyncrl.commands.bench_learning import (
     SB3_ENVS,
     SB3_FRAME_SKIP,
     SB3_GAME,
+    learning_game,
     learning_rows,
     learning_text,
     table_cells,
@@ -462,9 +463,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sections", nargs="+", default=list(DEFAULT_SECTIONS),
                         choices=SECTIONS, help="what to measure; the output file keeps the "
                         "sections not measured (learning: time to a Pong score, about an hour)")
-    parser.add_argument("--learning-settings", nargs="+", default=list(LEARNING_SETTINGS),
+    parser.add_argument("--learning-settings", nargs="*", default=list(LEARNING_SETTINGS),
                         help="the learning section's settings, each one quoted string of "
-                             "overrides")
+                             "overrides; none: the SB3 peer alone")
     parser.add_argument("--learning-targets", type=float, nargs="+", default=[-10.0, 0.0, 18.0],
                         help="scores to time; runs stop at the highest")
     parser.add_argument("--learning-frames", type=int, default=10_000_000,
@@ -476,6 +477,10 @@ def main(argv: list[str] | None = None) -> None:
                              "10M frames take about 45 minutes)")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
     args = parser.parse_args(argv)
+    try:  # before the other sections' minutes: a wrong env for the learning one fails now
+        game = learning_game(args.overrides) if "learning" in args.sections else ""
+    except UserError as error:
+        parser.error(str(error))
     # the command as given, not a guess: `nox -s bench -- --sections maze` must not say
     # `nox -s bench`
     command = command_line(sys.argv[1:] if argv is None else list(argv))
@@ -491,10 +496,11 @@ def main(argv: list[str] | None = None) -> None:
                                 args.learning_frames, args.learning_out, args.overrides,
                                 args.learning_peer)
         text += "\n".join(_table_section(
-            "Time to a score: Pong, from the command",
+            f"Time to a score: {game.replace('_', ' ').title()}, from the command",
             f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}. "
             f"Command: {command}. "
-            + learning_text(args.learning_targets, args.learning_frames, args.learning_peer),
+            + learning_text(args.learning_targets, args.learning_frames, args.learning_peer,
+                            game),
             ["setting", *(f"{t:+g}" for t in args.learning_targets), "stopped at",
              "frames/s"],
             [table_cells(row) for row in learned])) + "\n"

@@ -1,14 +1,18 @@
-"""Time to a score: how long the real command takes to reach a Pong score, beside SB3 A2C.
+"""Time to a score: how long the real command takes to reach an Atari score, beside SB3 A2C.
 
 What a user feels is not frames/s but the minutes until the agent plays well. Each setting
 runs the CLI as a user would (a fresh process, the main job's lr schedule), polled until the
 mean of the last 20 training episodes reaches the target, then stopped with SIGINT; the
-minutes count from the command. Stable-Baselines3's A2C gets the same target and frame cap
-in the same bench run, its clock started before its imports.
+minutes count from the command. Stable-Baselines3's A2C, with rl-baselines3-zoo's Atari
+settings (the source of issue 23's yardsticks), gets the same game, target and frame cap in
+the same bench run, its clock started before its imports; its episodes go to an
+``episodes.csv`` that ``asyncrl-report`` reads beside the runs'. The game is Pong unless an
+``env=atari/<game>`` override names another.
 """
 
 from __future__ import annotations
 
+import csv
 import re
 import signal
 import subprocess
@@ -22,12 +26,20 @@ from pathlib import Path
 import numpy as np
 
 from asyncrl import exit_codes
+from asyncrl.errors import UserError
 from asyncrl.report.time_to_score import Reached, first_reached, run_time_to_scores
 from asyncrl.run_files.run_status import read_status
 
 SB3_ENVS = 16
 SB3_GAME = "PongNoFrameskip-v4"
 SB3_FRAME_SKIP = 4  # its AtariWrapper repeats each action for 4 frames, as ours does
+# rl-baselines3-zoo's hyperparams/a2c.yml, key atari: where SB3 A2C's published Atari scores
+# (279.8 on Breakout at 10M steps) come from; lr, n_steps, gamma and max_grad_norm are A2C's
+# defaults there (7e-4, 5, 0.99, 0.5)
+SB3_ZOO_A2C = {"ent_coef": 0.01, "vf_coef": 0.25}
+SB3_ZOO_OPTIMIZER_EPS = 1e-5  # RMSpropTFLike's eps in the zoo's policy_kwargs
+SB3_RUN_NAME = "sb3_a2c"  # the peer's directory under the bench run's, beside the settings'
+DEFAULT_GAME = "pong"
 LEARNING_SETTINGS = ("envs_per_worker=1", "envs_per_worker=16")
 POLL_S = 5.0
 STOP_TIMEOUT_S = 120.0  # a run's shutdown after SIGINT: workers stop, checkpoint written
@@ -46,12 +58,33 @@ def _slug(setting: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", setting).strip("_") or "defaults"
 
 
+def learning_game(overrides: Sequence[str]) -> str:
+    """The Atari game an ``env=atari/<game>`` override names (the last one wins, as in
+    Hydra), else Pong; anything but an Atari game is refused in one line."""
+    game = DEFAULT_GAME
+    for item in overrides:
+        if item.startswith("env="):
+            family, _, name = item[len("env="):].partition("/")
+            if family != "atari" or not name:
+                raise UserError(f"{item}: the learning section times Atari games "
+                                "(env=atari/<game>)")
+            game = name
+    return game
+
+
+def sb3_env_id(game: str) -> str:
+    """Gymnasium's id for ``game`` without frame skip, as rl-zoo trains it:
+    'space_invaders' -> 'SpaceInvadersNoFrameskip-v4'."""
+    return "".join(part.capitalize() for part in game.split("_")) + "NoFrameskip-v4"
+
+
 def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: Path,
                  overrides: Sequence[str] = ()) -> LearningRow:
     """The CLI with ``setting`` until its mean of 20 reaches ``max(targets)`` or T reaches
     ``max_frames``."""
     run_dir = out / _slug(setting)
-    command = [sys.executable, "-m", "asyncrl", "env=atari/pong", f"total_frames={max_frames}",
+    command = [sys.executable, "-m", "asyncrl", f"env=atari/{DEFAULT_GAME}",
+               f"total_frames={max_frames}",
                "lr_anneal_frames=40_000_000", "log.progress=false", f"hydra.run.dir={run_dir}",
                *overrides, *setting.split()]
     started = time.monotonic()
@@ -81,10 +114,33 @@ def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: P
     return LearningRow(setting, run_time_to_scores(run_dir, targets), frames, minutes, run_dir)
 
 
-def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
+class EpisodeLog:
+    """The peer's whole-game episodes as asyncrl's ``episodes.csv`` writes them (worker,
+    frames, wall_time, score, episode_frames), flushed per line, so ``asyncrl-report`` draws
+    and times the peer as it does a run."""
+
+    COLUMNS = ("worker", "frames", "wall_time", "score", "episode_frames")
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = path.open("w", newline="", encoding="utf-8")
+        self._writer = csv.writer(self._file)
+        self._writer.writerow(self.COLUMNS)
+
+    def add(self, frames: int, seconds: float, score: float, episode_frames: int) -> None:
+        self._writer.writerow([0, frames, f"{seconds:.3f}", score, episode_frames])
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20,
+                     game: str = DEFAULT_GAME, out: Path | None = None
                      ) -> LearningRow | None:
-    """SB3 A2C (its defaults, 16 environments) until the same target or frame cap; None
-    when SB3 is not installed."""
+    """SB3 A2C with rl-zoo's Atari settings and 16 environments until the same target or
+    frame cap; None when SB3 is not installed. With ``out`` its episodes go to
+    ``out/sb3_a2c/episodes.csv``."""
     started = time.monotonic()  # before the imports: they are part of a user's wait
     try:
         import ale_py
@@ -92,6 +148,7 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
         from stable_baselines3 import A2C
         from stable_baselines3.common.callbacks import BaseCallback
         from stable_baselines3.common.env_util import make_atari_env
+        from stable_baselines3.common.sb2_compat.rmsprop_tf_like import RMSpropTFLike
         from stable_baselines3.common.vec_env import VecFrameStack
     except ImportError:
         return None
@@ -100,6 +157,8 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
     hours: list[float] = []
     scores: list[float] = []
     goal = max(targets)
+    run_dir = out / SB3_RUN_NAME if out is not None else None
+    log = EpisodeLog(run_dir / "episodes.csv") if run_dir is not None else None
 
     def reached_goal() -> bool:  # the newest window only: every earlier one was checked
         return len(scores) >= window and sum(scores[-window:]) / window >= goal
@@ -110,32 +169,42 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
             ended = False
             for info in self.locals["infos"]:
                 if "episode" in info:  # its Monitor: a whole game, all lives
+                    seconds = time.monotonic() - started
                     frames.append(now_frames)
-                    hours.append((time.monotonic() - started) / 3600)
+                    hours.append(seconds / 3600)
                     scores.append(float(info["episode"]["r"]))
+                    if log is not None:
+                        log.add(now_frames, seconds, scores[-1],
+                                int(info["episode"]["l"]))  # its Monitor counts emulator frames
                     ended = True
             return now_frames < max_frames and not (ended and reached_goal())
 
-    env = VecFrameStack(make_atari_env(SB3_GAME, n_envs=SB3_ENVS, seed=0), n_stack=4)
+    env = VecFrameStack(make_atari_env(sb3_env_id(game), n_envs=SB3_ENVS, seed=0), n_stack=4)
     try:
-        model = A2C("CnnPolicy", env, verbose=0, seed=0)
+        model = A2C("CnnPolicy", env, verbose=0, seed=0, **SB3_ZOO_A2C,
+                    policy_kwargs={"optimizer_class": RMSpropTFLike,
+                                   "optimizer_kwargs": {"eps": SB3_ZOO_OPTIMIZER_EPS}})
         model.learn(total_timesteps=10**12, callback=Watch())
         stopped = model.num_timesteps * SB3_FRAME_SKIP
     finally:
         env.close()
+        if log is not None:
+            log.close()
     minutes = (time.monotonic() - started) / 60
     print(f"SB3 A2C: stopped at {stopped:,} frames after {minutes:.1f} min", flush=True)
     return LearningRow(f"SB3 A2C, {SB3_ENVS} envs", first_reached(
-        np.array(frames), np.array(hours), np.array(scores), targets, window), stopped, minutes)
+        np.array(frames), np.array(hours), np.array(scores), targets, window), stopped, minutes,
+        run_dir)
 
 
 def learning_rows(settings: Sequence[str], targets: Sequence[float], max_frames: int,
                   out: Path, overrides: Sequence[str] = (), peer: bool = True
                   ) -> list[LearningRow]:
+    game = learning_game(overrides)  # before any run: a wrong env fails at once
     out = out / f"{datetime.now():%Y-%m-%d_%H-%M-%S}"  # a second bench run starts fresh
     rows = [run_to_score(s, targets, max_frames, out, overrides) for s in settings]
     if peer:
-        row = sb3_a2c_to_score(targets, max_frames)
+        row = sb3_a2c_to_score(targets, max_frames, game=game, out=out)
         if row is None:
             print("Stable-Baselines3 is not installed: no peer row (pip install 'asyncrl[bench]')")
         else:
@@ -156,10 +225,14 @@ def table_cells(row: LearningRow) -> list[str]:
             f"{row.frames / (row.minutes * 60):,.0f}" if row.minutes > 0 else "-"]
 
 
-def learning_text(targets: Sequence[float], max_frames: int, peer: bool = True) -> str:
-    then = (f"; then SB3 A2C (its defaults, {SB3_ENVS} environments, `{SB3_GAME}`) with the "
-            "same target and frame cap" if peer else " (SB3 A2C not run: --no-learning-peer)")
-    return (f"The real command, `asyncrl env=atari/pong lr_anneal_frames=40_000_000 "
+def learning_text(targets: Sequence[float], max_frames: int, peer: bool = True,
+                  game: str = DEFAULT_GAME) -> str:
+    then = (f"; then SB3 A2C ({SB3_ENVS} environments, `{sb3_env_id(game)}`, rl-baselines3-zoo's "
+            "Atari settings: RMSpropTFLike with eps 1e-5, ent_coef 0.01, vf_coef 0.25, "
+            "A2C's defaults otherwise) with the same target and frame cap, its episodes in "
+            f"`{SB3_RUN_NAME}/episodes.csv` beside the runs'" if peer
+            else " (SB3 A2C not run: --no-learning-peer)")
+    return (f"The real command, `asyncrl env=atari/{game} lr_anneal_frames=40_000_000 "
             f"total_frames={max_frames:_}` with each setting below, run as a fresh process "
             f"and stopped by SIGINT once the mean of the last 20 training episodes reached "
             f"{max(targets):+g}{then}. Each cell: minutes from the "
