@@ -1,6 +1,7 @@
 """Throughput benchmark: training frames/s of each algorithm against the raw environment's,
 A3C with k environments per worker, the other domains, and the seconds from the
-command to the first frame; ``--sections learning`` adds the minutes to a Pong score.
+command to the first frame; ``--sections learning`` adds the minutes to an Atari score
+(Pong unless an ``env=atari/<game>`` override names another game).
 
     python -m asyncrl.commands.bench --workers 1 2 --seconds 30      (what ``nox -s bench`` runs)
 
@@ -29,13 +30,16 @@ import torch
 
 from asyncrl.algos import algorithm_classes
 from asyncrl.commands.bench_learning import (
+    DEFAULT_GAME,
     LEARNING_SETTINGS,
     SB3_ENVS,
     SB3_FRAME_SKIP,
-    SB3_GAME,
+    check_sb3_game,
+    game_title,
     learning_game,
     learning_rows,
     learning_text,
+    sb3_env_id,
     table_cells,
 )
 from asyncrl.config.compose import compose_config, register_schemas
@@ -176,8 +180,9 @@ def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
     return {name: value / elapsed for name, value in spent.items()}
 
 
-def sb3_a2c_fps(seconds: float, envs: int = SB3_ENVS) -> float | None:
-    """Frames/s of Stable-Baselines3's A2C on Pong with its own Atari wrappers and defaults,
+def sb3_a2c_fps(seconds: float, envs: int = SB3_ENVS, game: str = DEFAULT_GAME
+                ) -> float | None:
+    """Frames/s of Stable-Baselines3's A2C on ``game`` with its own Atari wrappers and defaults,
     ``envs`` environments in this process: what a user would run instead. None when SB3 is
     not installed (``pip install 'asyncrl[bench]'``)."""
     try:
@@ -200,7 +205,7 @@ def sb3_a2c_fps(seconds: float, envs: int = SB3_ENVS) -> float | None:
             marks["last"] = (now, self.num_timesteps)
             return "warm" not in marks or now - marks["warm"][0] < seconds
 
-    env = VecFrameStack(make_atari_env(SB3_GAME, n_envs=envs, seed=0), n_stack=4)
+    env = VecFrameStack(make_atari_env(sb3_env_id(game), n_envs=envs, seed=0), n_stack=4)
     try:
         A2C("CnnPolicy", env, verbose=0, seed=0).learn(total_timesteps=10**12,
                                                          callback=Stopwatch())
@@ -224,10 +229,11 @@ def machine() -> str:
 
 
 def run(workers: list[int], algos: list[str], seconds: float, overrides: list[str],
-        envs_per_worker: list[int] | None = None
+        envs_per_worker: list[int] | None = None, game: str = DEFAULT_GAME
         ) -> tuple[list[dict[str, Any]], dict[str, float], float | None]:
     """Rows of training against raw frames/s: every algorithm with one environment per
-    worker, and A3C with each k of ``envs_per_worker``; the phase split; SB3 A2C's rate."""
+    worker, and A3C with each k of ``envs_per_worker``; the phase split; SB3 A2C's rate on
+    the same ``game``."""
     register_schemas()
     rows: list[dict[str, Any]] = []
     batched = [k for k in envs_per_worker or [] if k != 1]
@@ -247,7 +253,7 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
                          "ratio": train / raw})
             print(f"workers={n}, envs_per_worker={k}: {algo} training {train:,.0f} frames/s, "
                   f"ratio {train / raw:.3f}", flush=True)
-    peer = sb3_a2c_fps(seconds)
+    peer = sb3_a2c_fps(seconds, game=game)
     if peer is None:
         print("Stable-Baselines3 is not installed: no peer row (pip install 'asyncrl[bench]')")
     else:
@@ -409,9 +415,9 @@ def merge_sections(old: str, new: str) -> str:
 
 
 def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: float,
-             command: str, peer: float | None = None) -> str:
+             command: str, peer: float | None = None, game: str = DEFAULT_GAME) -> str:
     lines = [
-        "## Training throughput on Atari Pong, feed-forward network",
+        f"## Training throughput on Atari {game_title(game)}, feed-forward network",
         "",
         f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}.",
         # the command carries the overrides
@@ -427,7 +433,8 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
                "training frames/s per worker", "ratio"]
     if peer is not None:
         lines += ["", f"Peer: Stable-Baselines3 A2C (`CnnPolicy`, its defaults, "
-                  f"`make_atari_env('{SB3_GAME}', n_envs={SB3_ENVS})` with a 4-frame stack, "
+                  f"`make_atari_env('{sb3_env_id(game)}', n_envs={SB3_ENVS})` with a "
+                  "4-frame stack, "
                   f"torch's default threads) made **{peer:,.0f} frames/s** in this run; "
                   "the last column is each row over it."]
         columns.append("× SB3 A2C")
@@ -462,7 +469,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output", type=Path, default=Path("docs/benchmarks.md"))
     parser.add_argument("--sections", nargs="+", default=list(DEFAULT_SECTIONS),
                         choices=SECTIONS, help="what to measure; the output file keeps the "
-                        "sections not measured (learning: time to a Pong score, about an hour)")
+                        "sections not measured (learning: time to an Atari score, Pong unless "
+                        "env=atari/<game>, about an hour); overrides go before the options")
     parser.add_argument("--learning-settings", nargs="*", default=list(LEARNING_SETTINGS),
                         help="the learning section's settings, each one quoted string of "
                              "overrides; none: the SB3 peer alone")
@@ -477,8 +485,12 @@ def main(argv: list[str] | None = None) -> None:
                              "10M frames take about 45 minutes)")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. env=atari/breakout")
     args = parser.parse_args(argv)
-    try:  # before the other sections' minutes: a wrong env for the learning one fails now
-        game = learning_game(args.overrides) if "learning" in args.sections else ""
+    try:  # before any section's minutes: a wrong env for the peer's game fails now
+        game = DEFAULT_GAME
+        if "atari" in args.sections or "learning" in args.sections:
+            game = learning_game(args.overrides)
+            if args.learning_peer or "atari" in args.sections:
+                check_sb3_game(game)
     except UserError as error:
         parser.error(str(error))
     # the command as given, not a guess: `nox -s bench -- --sections maze` must not say
@@ -487,8 +499,8 @@ def main(argv: list[str] | None = None) -> None:
     text = "# Benchmarks\n\n"
     if "atari" in args.sections:
         rows, phases, peer = run(args.workers, args.algos, args.seconds, args.overrides,
-                                 args.envs_per_worker)
-        text += markdown(rows, phases, args.seconds, command, peer) + "\n"
+                                 args.envs_per_worker, game)
+        text += markdown(rows, phases, args.seconds, command, peer, game) + "\n"
     if "startup" in args.sections:
         text += startup_markdown(startup_times(args.overrides), args.overrides, command) + "\n"
     if "learning" in args.sections:
@@ -496,7 +508,7 @@ def main(argv: list[str] | None = None) -> None:
                                 args.learning_frames, args.learning_out, args.overrides,
                                 args.learning_peer)
         text += "\n".join(_table_section(
-            f"Time to a score: {game.replace('_', ' ').title()}, from the command",
+            f"Time to a score: {game_title(game)}, from the command",
             f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}. "
             f"Command: {command}. "
             + learning_text(args.learning_targets, args.learning_frames, args.learning_peer,

@@ -33,9 +33,9 @@ from asyncrl.run_files.run_status import read_status
 SB3_ENVS = 16
 SB3_GAME = "PongNoFrameskip-v4"
 SB3_FRAME_SKIP = 4  # its AtariWrapper repeats each action for 4 frames, as ours does
-# rl-baselines3-zoo's hyperparams/a2c.yml, key atari: where SB3 A2C's published Atari scores
-# (279.8 on Breakout at 10M steps) come from; lr, n_steps, gamma and max_grad_norm are A2C's
-# defaults there (7e-4, 5, 0.99, 0.5)
+# rl-baselines3-zoo's hyperparams/a2c.yml, key atari: where SB3 A2C's published Atari
+# scores (279.8 on Breakout at 10M steps, 40M frames) come from; lr, n_steps, gamma and
+# max_grad_norm are A2C's defaults there (7e-4, 5, 0.99, 0.5)
 SB3_ZOO_A2C = {"ent_coef": 0.01, "vf_coef": 0.25}
 SB3_ZOO_OPTIMIZER_EPS = 1e-5  # RMSpropTFLike's eps in the zoo's policy_kwargs
 SB3_RUN_NAME = "sb3_a2c"  # the peer's directory under the bench run's, beside the settings'
@@ -59,23 +59,41 @@ def _slug(setting: str) -> str:
 
 
 def learning_game(overrides: Sequence[str]) -> str:
-    """The Atari game an ``env=atari/<game>`` override names (the last one wins, as in
-    Hydra), else Pong; anything but an Atari game is refused in one line."""
-    game = DEFAULT_GAME
-    for item in overrides:
-        if item.startswith("env="):
-            family, _, name = item[len("env="):].partition("/")
-            if family != "atari" or not name:
-                raise UserError(f"{item}: the learning section times Atari games "
-                                "(env=atari/<game>)")
-            game = name
-    return game
+    """The Atari game the runs play: the config composed as ``run_to_score`` composes it
+    (Pong, then the overrides), so ``env=atari/<game>`` and ``env.game=`` both count.
+    Anything but an Atari game is refused in one line."""
+    from asyncrl.config.compose import compose_config, register_schemas
+
+    register_schemas()
+    env = compose_config([f"env=atari/{DEFAULT_GAME}", *overrides]).env
+    if env.family != "atari":
+        given = [o for o in overrides if o.startswith("env=")]
+        raise UserError(f"{given[-1] if given else 'env'}: the learning section times Atari "
+                        "games (env=atari/<game>)")
+    return str(env.game)
 
 
 def sb3_env_id(game: str) -> str:
-    """Gymnasium's id for ``game`` without frame skip, as rl-zoo trains it:
-    'space_invaders' -> 'SpaceInvadersNoFrameskip-v4'."""
-    return "".join(part.capitalize() for part in game.split("_")) + "NoFrameskip-v4"
+    """Gymnasium's id for ``game`` without frame skip, as rl-zoo trains it and as ale-py
+    spells it ('space_invaders' -> 'SpaceInvadersNoFrameskip-v4')."""
+    return game.title().replace("_", "") + "NoFrameskip-v4"
+
+
+def game_title(game: str) -> str:
+    """'space_invaders' -> 'Space Invaders', for headings."""
+    return game.replace("_", " ").title()
+
+
+def check_sb3_game(game: str) -> None:
+    """Refuse, before any run, a game the peer cannot play: ale-py registers the
+    NoFrameskip-v4 ids for the games of its time only (Surround has none)."""
+    import ale_py
+    import gymnasium as gym
+
+    gym.register_envs(ale_py)
+    if sb3_env_id(game) not in gym.registry:
+        raise UserError(f"{game}: SB3 A2C has no {sb3_env_id(game)} to play it on; run "
+                        "with --no-learning-peer")
 
 
 def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: Path,
@@ -158,7 +176,7 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
     scores: list[float] = []
     goal = max(targets)
     run_dir = out / SB3_RUN_NAME if out is not None else None
-    log = EpisodeLog(run_dir / "episodes.csv") if run_dir is not None else None
+    log: EpisodeLog | None = None
 
     def reached_goal() -> bool:  # the newest window only: every earlier one was checked
         return len(scores) >= window and sum(scores[-window:]) / window >= goal
@@ -175,12 +193,16 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
                     scores.append(float(info["episode"]["r"]))
                     if log is not None:
                         log.add(now_frames, seconds, scores[-1],
-                                int(info["episode"]["l"]))  # its Monitor counts emulator frames
+                                # its Monitor counts emulator frames, reset no-ops and
+                                # FIRE presses included, so a few dozen more than ours
+                                int(info["episode"]["l"]))
                     ended = True
             return now_frames < max_frames and not (ended and reached_goal())
 
     env = VecFrameStack(make_atari_env(sb3_env_id(game), n_envs=SB3_ENVS, seed=0), n_stack=4)
     try:
+        if run_dir is not None:  # once the game is made: a failed start leaves no file
+            log = EpisodeLog(run_dir / "episodes.csv")
         model = A2C("CnnPolicy", env, verbose=0, seed=0, **SB3_ZOO_A2C,
                     policy_kwargs={"optimizer_class": RMSpropTFLike,
                                    "optimizer_kwargs": {"eps": SB3_ZOO_OPTIMIZER_EPS}})
@@ -201,6 +223,8 @@ def learning_rows(settings: Sequence[str], targets: Sequence[float], max_frames:
                   out: Path, overrides: Sequence[str] = (), peer: bool = True
                   ) -> list[LearningRow]:
     game = learning_game(overrides)  # before any run: a wrong env fails at once
+    if peer:
+        check_sb3_game(game)
     out = out / f"{datetime.now():%Y-%m-%d_%H-%M-%S}"  # a second bench run starts fresh
     rows = [run_to_score(s, targets, max_frames, out, overrides) for s in settings]
     if peer:
