@@ -505,7 +505,7 @@ def main(argv: list[str] | None = None) -> None:
         text += startup_markdown(startup_times(args.overrides), args.overrides, command) + "\n"
     if "learning" in args.sections:
         learned = learning_rows(args.learning_settings, args.learning_targets,
-                                args.learning_frames, args.learning_out, args.overrides,
+                                args.learning_frames, args.learning_out, game, args.overrides,
                                 args.learning_peer)
         text += "\n".join(_table_section(
             f"Time to a score: {game_title(game)}, from the command",

@@ -12,7 +12,6 @@ the same bench run, its clock started before its imports; its episodes go to an
 
 from __future__ import annotations
 
-import csv
 import re
 import signal
 import subprocess
@@ -28,6 +27,7 @@ import numpy as np
 from asyncrl import exit_codes
 from asyncrl.errors import UserError
 from asyncrl.report.time_to_score import Reached, first_reached, run_time_to_scores
+from asyncrl.run_files.recorder import EPISODE_FIELDS, CsvLog
 from asyncrl.run_files.run_status import read_status
 
 SB3_ENVS = 16
@@ -133,24 +133,22 @@ def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: P
 
 
 class EpisodeLog:
-    """The peer's whole-game episodes as asyncrl's ``episodes.csv`` writes them (worker,
-    frames, wall_time, score, episode_frames), flushed per line, so ``asyncrl-report`` draws
-    and times the peer as it does a run."""
+    """The peer's whole-game episodes in a run's ``episodes.csv``, written by the recorder's
+    own ``CsvLog`` with its columns, so ``asyncrl-report`` draws and times the peer as it
+    does a run."""
 
-    COLUMNS = ("worker", "frames", "wall_time", "score", "episode_frames")
+    COLUMNS = tuple(EPISODE_FIELDS)
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("w", newline="", encoding="utf-8")
-        self._writer = csv.writer(self._file)
-        self._writer.writerow(self.COLUMNS)
+        self._csv = CsvLog(path, EPISODE_FIELDS)  # line-buffered: each game lands at once
 
     def add(self, frames: int, seconds: float, score: float, episode_frames: int) -> None:
-        self._writer.writerow([0, frames, f"{seconds:.3f}", score, episode_frames])
-        self._file.flush()
+        self._csv.write({"worker": 0, "frames": frames, "wall_time": round(seconds, 3),
+                         "score": score, "episode_frames": episode_frames})
 
     def close(self) -> None:
-        self._file.close()
+        self._csv.close()
 
 
 def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20,
@@ -220,11 +218,10 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
 
 
 def learning_rows(settings: Sequence[str], targets: Sequence[float], max_frames: int,
-                  out: Path, overrides: Sequence[str] = (), peer: bool = True
+                  out: Path, game: str, overrides: Sequence[str] = (), peer: bool = True
                   ) -> list[LearningRow]:
-    game = learning_game(overrides)  # before any run: a wrong env fails at once
-    if peer:
-        check_sb3_game(game)
+    """Each setting's run, then the peer's, on ``game``: ``learning_game(overrides)``,
+    checked by the caller before any section's minutes."""
     out = out / f"{datetime.now():%Y-%m-%d_%H-%M-%S}"  # a second bench run starts fresh
     rows = [run_to_score(s, targets, max_frames, out, overrides) for s in settings]
     if peer:
