@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -18,6 +25,8 @@ from asyncrl.report.time_to_score import (
     time_to_table,
 )
 from asyncrl.run_files.recorder import EPISODE_FIELDS
+from asyncrl.run_files.run_status import INTERRUPTED, read_status
+from tests.conftest import cli_env
 
 
 def test_window_means_by_hand():
@@ -75,6 +84,64 @@ def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path, monkeypa
     assert row.reached[1].frames is not None and row.reached[1].minutes > 0
     assert row.frames < 200_000  # stopped by SIGINT, not by the cap
     assert (row.run_dir / "checkpoints" / "last.pt").is_file()
+
+
+# the bench on CartPole, a game it otherwise refuses, so that a run starts in seconds
+BENCH_ON_CARTPOLE = """
+import sys
+from asyncrl.commands import bench, bench_learning
+bench_learning.POLL_S = 0.2
+bench.learning_game = lambda overrides: "cartpole"
+bench.main(sys.argv[1:])
+"""
+
+
+def _processes_naming(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_ctrl_c_on_the_bench_stops_its_run_with_a_checkpoint_and_writes_the_rows_so_far(
+        tmp_path):
+    out, runs = tmp_path / "bench.md", tmp_path / "runs"
+    args = ["env=classic/cartpole", "eval.episodes=0", "log.tensorboard=false",
+            "--sections", "learning", "--no-learning-peer", "--learning-settings", "workers=1",
+            "workers=2", "--learning-targets", "1000", "--learning-frames", "10_000_000",
+            "--output", str(out), "--learning-out", str(runs)]
+    proc = subprocess.Popen([sys.executable, "-c", BENCH_ON_CARTPOLE, *args], env=cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while not list(runs.glob("*/workers_1/episodes.csv")) or len(
+                next(runs.glob("*/workers_1/episodes.csv")).read_text().splitlines()) < 3:
+            assert time.monotonic() < deadline and proc.poll() is None, "no episodes"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the bench's whole group
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    assert "interrupted" in stderr and "workers=1: interrupted at T=" in stdout
+    run_dir = next(runs.glob("*/workers_1"))
+    assert read_status(run_dir)["status"] == INTERRUPTED  # the run's own Ctrl-C ending
+    assert (run_dir / "checkpoints" / "last.pt").is_file()
+    assert not list(runs.glob("*/workers_2"))  # the settings after it are not started
+    rows = [line for line in out.read_text().splitlines() if line.startswith("| `")]
+    assert len(rows) == 1 and "`workers=1`" in rows[0] and "(Ctrl-C)" in rows[0]
+    deadline = time.monotonic() + 10
+    while _processes_naming(str(run_dir)):  # the run's own session: no orphan left
+        assert time.monotonic() < deadline, "the run outlived the bench"
+        time.sleep(0.2)
 
 
 def test_the_bench_says_when_a_run_failed_rather_than_report_it_unreached(tmp_path,

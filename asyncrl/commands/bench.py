@@ -28,6 +28,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
+from asyncrl import exit_codes
 from asyncrl.algos import algorithm_classes
 from asyncrl.commands.bench_learning import (
     DEFAULT_GAME,
@@ -459,6 +460,18 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
 
 
 def main(argv: list[str] | None = None) -> None:
+    try:
+        stopped_early = measure(argv)
+    except KeyboardInterrupt:  # in a throughput section: its numbers are not whole
+        print("python -m asyncrl.commands.bench: interrupted; nothing written", file=sys.stderr)
+        sys.exit(exit_codes.INTERRUPTED)
+    if stopped_early:
+        sys.exit(exit_codes.INTERRUPTED)
+
+
+def measure(argv: list[str] | None) -> bool:
+    """The sections asked for, written to ``--output``; True when Ctrl-C cut the learning
+    section short (its rows so far are written, the interrupted one marked)."""
     parser = argparse.ArgumentParser(prog="python -m asyncrl.commands.bench", description=__doc__)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     names = list(algorithm_classes())
@@ -503,6 +516,7 @@ def main(argv: list[str] | None = None) -> None:
         text += markdown(rows, phases, args.seconds, command, peer, game) + "\n"
     if "startup" in args.sections:
         text += startup_markdown(startup_times(args.overrides), args.overrides, command) + "\n"
+    interrupted = False
     if "learning" in args.sections:
         learned = learning_rows(args.learning_settings, args.learning_targets,
                                 args.learning_frames, args.learning_out, game, args.overrides,
@@ -516,8 +530,9 @@ def main(argv: list[str] | None = None) -> None:
             ["setting", *(f"{t:+g}" for t in args.learning_targets), "stopped at",
              "frames/s"],
             [table_cells(row) for row in learned])) + "\n"
+        interrupted = any(row.interrupted for row in learned)
     others = tuple(s for s in args.sections if s not in ("atari", "startup", "learning"))
-    if others:
+    if others and not interrupted:
         text += other_domains_markdown(other_domains(args.workers, args.seconds, others),
                                        args.seconds, command)
     if args.output.exists():
@@ -525,6 +540,10 @@ def main(argv: list[str] | None = None) -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text)
     print(f"wrote {args.output}")
+    if interrupted:
+        print(f"python -m asyncrl.commands.bench: interrupted; {args.output} has the rows "
+              "measured before Ctrl-C, the last marked (Ctrl-C)", file=sys.stderr)
+    return interrupted
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ class LearningRow:
     frames: int  # where the run stopped
     minutes: float  # from the command to the stop
     run_dir: Path | None = None
+    interrupted: bool = False  # stopped by the user's Ctrl-C, not by its target or cap
 
 
 def _slug(setting: str) -> str:
@@ -106,14 +107,23 @@ def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: P
                "lr_anneal_frames=40_000_000", "log.progress=false", f"hydra.run.dir={run_dir}",
                *overrides, *setting.split()]
     started = time.monotonic()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # a session of its own: a terminal's Ctrl-C reaches the bench alone, which passes on
+    # exactly one SIGINT (a second one could cut the run's checkpoint short)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    interrupted = False
     try:
-        while proc.poll() is None:
-            time.sleep(POLL_S)
-            episodes = run_dir / "episodes.csv"
-            if episodes.exists() and run_time_to_scores(run_dir, [max(targets)])[0].frames:
-                proc.send_signal(signal.SIGINT)  # a checkpoint, as Ctrl-C leaves
-                break
+        try:
+            while proc.poll() is None:
+                time.sleep(POLL_S)
+                episodes = run_dir / "episodes.csv"
+                if episodes.exists() and run_time_to_scores(run_dir, [max(targets)])[0].frames:
+                    proc.send_signal(signal.SIGINT)  # a checkpoint, as Ctrl-C leaves
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=STOP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         proc.kill()
@@ -128,8 +138,10 @@ def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: P
                            f"{said[-1] if said else 'see ' + str(run_dir / 'asyncrl.log')}")
     minutes = (time.monotonic() - started) / 60
     frames = int((read_status(run_dir) or {}).get("frames", 0))  # T where it stopped, as SB3 counts
-    print(f"{setting}: stopped at T={frames:,} after {minutes:.1f} min", flush=True)
-    return LearningRow(setting, run_time_to_scores(run_dir, targets), frames, minutes, run_dir)
+    print(f"{setting}: {'interrupted' if interrupted else 'stopped'} at T={frames:,} after "
+          f"{minutes:.1f} min", flush=True)
+    return LearningRow(setting, run_time_to_scores(run_dir, targets), frames, minutes, run_dir,
+                       interrupted)
 
 
 class EpisodeLog:
@@ -204,26 +216,36 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
         model = A2C("CnnPolicy", env, verbose=0, seed=0, **SB3_ZOO_A2C,
                     policy_kwargs={"optimizer_class": RMSpropTFLike,
                                    "optimizer_kwargs": {"eps": SB3_ZOO_OPTIMIZER_EPS}})
-        model.learn(total_timesteps=10**12, callback=Watch())
+        interrupted = False
+        try:
+            model.learn(total_timesteps=10**12, callback=Watch())
+        except KeyboardInterrupt:  # what it played so far is still the peer's row
+            interrupted = True
         stopped = model.num_timesteps * SB3_FRAME_SKIP
     finally:
         env.close()
         if log is not None:
             log.close()
     minutes = (time.monotonic() - started) / 60
-    print(f"SB3 A2C: stopped at {stopped:,} frames after {minutes:.1f} min", flush=True)
+    print(f"SB3 A2C: {'interrupted' if interrupted else 'stopped'} at {stopped:,} frames "
+          f"after {minutes:.1f} min", flush=True)
     return LearningRow(f"SB3 A2C, {SB3_ENVS} envs", first_reached(
         np.array(frames), np.array(hours), np.array(scores), targets, window), stopped, minutes,
-        run_dir)
+        run_dir, interrupted)
 
 
 def learning_rows(settings: Sequence[str], targets: Sequence[float], max_frames: int,
                   out: Path, game: str, overrides: Sequence[str] = (), peer: bool = True
                   ) -> list[LearningRow]:
     """Each setting's run, then the peer's, on ``game``: ``learning_game(overrides)``,
-    checked by the caller before any section's minutes."""
+    checked by the caller before any section's minutes. Ctrl-C ends the one running with
+    its checkpoint and skips the rest: the rows so far, the last marked ``interrupted``."""
     out = out / f"{datetime.now():%Y-%m-%d_%H-%M-%S}"  # a second bench run starts fresh
-    rows = [run_to_score(s, targets, max_frames, out, overrides) for s in settings]
+    rows = []
+    for setting in settings:
+        rows.append(run_to_score(setting, targets, max_frames, out, overrides))
+        if rows[-1].interrupted:
+            return rows
     if peer:
         row = sb3_a2c_to_score(targets, max_frames, game=game, out=out)
         if row is None:
@@ -242,7 +264,8 @@ def describe(reached: Reached) -> str:
 def table_cells(row: LearningRow) -> list[str]:
     return [f"`{row.setting}`" if not row.setting.startswith("SB3") else row.setting,
             *(describe(r) for r in row.reached),
-            f"{row.frames / 1e6:.2f}M, {row.minutes:.1f} min",
+            f"{row.frames / 1e6:.2f}M, {row.minutes:.1f} min"
+            + (" (Ctrl-C)" if row.interrupted else ""),
             f"{row.frames / (row.minutes * 60):,.0f}" if row.minutes > 0 else "-"]
 
 
