@@ -106,4 +106,7 @@ def bench(session: nox.Session) -> None:
     the seconds to the first frame -> docs/benchmarks.md (`-- --sections learning`: the
     minutes to a Pong score, about an hour; `env=atari/<game>` times another game)."""
     install(session, "bench")
-    session.run("python", "-m", "asyncrl.commands.bench", *session.posargs)
+    # nox would follow a Ctrl-C with SIGTERM and SIGKILL within a second: the bench stops
+    # its running setting with a checkpoint and writes the rows so far, which takes longer
+    session.run("python", "-m", "asyncrl.commands.bench", *session.posargs,
+                interrupt_timeout=None)

@@ -3,11 +3,59 @@
 from __future__ import annotations
 
 import csv
+import signal
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
 LOGS = ("episodes.csv", "updates.csv", "eval.csv")
 REORDER_SLACK = 1_000  # frames two workers' rows may arrive out of order by
+
+
+def checkpoint_frames(run_dir: Path) -> int:
+    """T in the run's last checkpoint (the T = 0 save has 0)."""
+    return int(torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"])
+
+
+def processes() -> Iterator[tuple[int, list[str], bytes]]:
+    """(pid, fields of /proc/PID/stat after the command name, cmdline) of every process."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        yield int(entry.name), fields, cmdline
+
+
+def session_of(pid: int) -> int | None:
+    """The session ``pid`` belongs to (None once it is gone)."""
+    return next((int(f[3]) for p, f, _ in processes() if p == pid), None)
+
+
+def session_processes(session: int) -> list[int]:
+    # fields: state, ppid, pgrp, session
+    return [pid for pid, f, _ in processes() if int(f[3]) == session and f[0] != "Z"]
+
+
+def wait_for(predicate: Callable[[], object], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def interruptible() -> None:
+    # a shell starts background jobs with SIGINT ignored, and Python then installs no Ctrl-C
+    # handler: undo that, so the test means the same however pytest itself was started
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def children(pid: int) -> list[int]:

@@ -9,15 +9,20 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 
 from asyncrl.run_files.startup import first_frame_phases
 from tests.conftest import CONF, QUICK, cli_env, compose, run_cli
+from tests.run_files import (
+    checkpoint_frames,
+    interruptible,
+    processes,
+    session_processes,
+    wait_for,
+)
 
 # Pong with a short episode cap, so that a few thousand frames finish several episodes
 SHORT_PONG = ["env=atari/pong", "env.max_episode_frames=1200", "workers=2", *QUICK]
@@ -26,10 +31,6 @@ SHORT_PONG = ["env=atari/pong", "env.max_episode_frames=1200", "workers=2", *QUI
 def read_rows(path: Path) -> list[dict[str, str]]:
     with path.open() as handle:
         return list(csv.DictReader(handle))
-
-
-def checkpoint_frames(run_dir: Path) -> int:
-    return int(torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"])
 
 
 def test_two_workers_write_everything_a_run_leaves(workdir):
@@ -154,48 +155,15 @@ def test_resume_continues_T_and_appends_to_the_same_files(workdir):
     assert not (workdir / "outputs").exists()  # resuming writes into the run, nowhere else
 
 
-def _processes():
-    """(pid, fields of /proc/PID/stat after the command name, cmdline) of every process."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        yield int(entry.name), fields, cmdline
-
-
-def _session_processes(session: int) -> list[int]:
-    # fields: state, ppid, pgrp, session
-    return [pid for pid, f, _ in _processes() if int(f[3]) == session and f[0] != "Z"]
-
-
-def _wait_for(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.25)
-    return False
-
-
-def _interruptible() -> None:
-    # a shell starts background jobs with SIGINT ignored, and Python then installs no Ctrl-C
-    # handler: undo that, so the test means the same however pytest itself was started
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _start_long_run(run_dir: Path, cwd: Path, *extra: str) -> subprocess.Popen[str]:
     args = [*SHORT_PONG, "total_frames=100_000_000", f"hydra.run.dir={run_dir}", *extra]
     return subprocess.Popen([sys.executable, "-m", "asyncrl", *args], cwd=cwd, env=cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, preexec_fn=_interruptible)
+                            start_new_session=True, preexec_fn=interruptible)
 
 
 def _worker_pids(launcher: int) -> list[int]:
-    return [pid for pid, f, cmd in _processes() if int(f[1]) == launcher and b"spawn_main" in cmd]
+    return [pid for pid, f, cmd in processes() if int(f[1]) == launcher and b"spawn_main" in cmd]
 
 
 def _training_started(run_dir: Path) -> bool:
@@ -207,8 +175,8 @@ def test_ctrl_c_stops_every_worker_saves_a_checkpoint_and_leaves_no_orphan(workd
     run_dir = workdir / "run"
     proc = _start_long_run(run_dir, workdir)
     try:
-        assert _wait_for(lambda: _training_started(run_dir), 120), "training never started"
-        assert len(_session_processes(proc.pid)) >= 3  # launcher + 2 workers (+ helpers)
+        assert wait_for(lambda: _training_started(run_dir), 120), "training never started"
+        assert len(session_processes(proc.pid)) >= 3  # launcher + 2 workers (+ helpers)
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
         output, _ = proc.communicate(timeout=90)
     finally:
@@ -217,7 +185,7 @@ def test_ctrl_c_stops_every_worker_saves_a_checkpoint_and_leaves_no_orphan(workd
     assert proc.returncode == 130, output
     assert "Traceback" not in output
     assert checkpoint_frames(run_dir) > 0
-    assert _wait_for(lambda: not _session_processes(proc.pid), 10), "orphan processes left"
+    assert wait_for(lambda: not session_processes(proc.pid), 10), "orphan processes left"
 
 
 def _ignore_sigint() -> None:
@@ -226,7 +194,7 @@ def _ignore_sigint() -> None:
 
 @pytest.mark.parametrize(("start", "stop", "code", "reason"), [
     (_ignore_sigint, signal.SIGINT, 130, "interrupted"),
-    (_interruptible, signal.SIGTERM, 143, "terminated (SIGTERM)"),
+    (interruptible, signal.SIGTERM, 143, "terminated (SIGTERM)"),
 ])
 def test_sigint_and_sigterm_stop_a_run_with_their_own_exit_codes(workdir, start, stop, code,
                                                                   reason):
@@ -236,7 +204,7 @@ def test_sigint_and_sigterm_stop_a_run_with_their_own_exit_codes(workdir, start,
                             env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True, preexec_fn=start)
     try:
-        assert _wait_for(lambda: _training_started(run_dir), 120), "training never started"
+        assert wait_for(lambda: _training_started(run_dir), 120), "training never started"
         os.kill(proc.pid, stop)  # the launcher alone, as `kill` from another shell
         output, _ = proc.communicate(timeout=90)
     finally:
@@ -246,19 +214,19 @@ def test_sigint_and_sigterm_stop_a_run_with_their_own_exit_codes(workdir, start,
     assert checkpoint_frames(run_dir) > 0
     status = json.loads((run_dir / "status.json").read_text())
     assert (status["status"], status["reason"]) == ("interrupted", reason)
-    assert _wait_for(lambda: not _session_processes(proc.pid), 10), "orphan processes left"
+    assert wait_for(lambda: not session_processes(proc.pid), 10), "orphan processes left"
 
 
 def test_a_killed_worker_is_restarted_and_the_run_goes_on(workdir):
     run_dir = workdir / "run"
     proc = _start_long_run(run_dir, workdir)
     try:
-        assert _wait_for(lambda: _training_started(run_dir), 120)
+        assert wait_for(lambda: _training_started(run_dir), 120)
         victim = _worker_pids(proc.pid)[0]
         os.kill(victim, signal.SIGKILL)
-        assert _wait_for(lambda: "restarting it (1/3)" in
+        assert wait_for(lambda: "restarting it (1/3)" in
                          (run_dir / "asyncrl.log").read_text(), 60)
-        assert _wait_for(lambda: len(_worker_pids(proc.pid)) >= 2 and
+        assert wait_for(lambda: len(_worker_pids(proc.pid)) >= 2 and
                          victim not in _worker_pids(proc.pid), 60)
         os.killpg(proc.pid, signal.SIGINT)
         output, _ = proc.communicate(timeout=90)
@@ -272,8 +240,8 @@ def test_a_killed_worker_is_restarted_and_the_run_goes_on(workdir):
 def _evaluator_pids(launcher: int) -> list[int]:
     # the evaluator is the launcher's child that lowered its priority by 5 (from the
     # launcher's own, which a niced test session raises)
-    niceness = {pid: int(f[16]) for pid, f, _ in _processes()}
-    return [pid for pid, f, cmd in _processes()
+    niceness = {pid: int(f[16]) for pid, f, _ in processes()}
+    return [pid for pid, f, cmd in processes()
             if int(f[1]) == launcher and b"spawn_main" in cmd
             and int(f[16]) == min(19, niceness.get(launcher, 0) + 5)]
 
@@ -283,7 +251,7 @@ def _training(run_dir: Path, cwd: Path, *extra: str) -> Iterator[subprocess.Pope
     """A long run that has started training; killed at the end if still there."""
     proc = _start_long_run(run_dir, cwd, *extra)
     try:
-        assert _wait_for(lambda: _training_started(run_dir), 120), "training never started"
+        assert wait_for(lambda: _training_started(run_dir), 120), "training never started"
         yield proc
     finally:
         if proc.poll() is None:
@@ -291,18 +259,18 @@ def _training(run_dir: Path, cwd: Path, *extra: str) -> Iterator[subprocess.Pope
 
 
 def _logged(run_dir: Path, text: str, timeout: float) -> bool:
-    return _wait_for(lambda: text in (run_dir / "asyncrl.log").read_text(), timeout)
+    return wait_for(lambda: text in (run_dir / "asyncrl.log").read_text(), timeout)
 
 
 def test_a_killed_evaluator_is_restarted(workdir):
     run_dir = workdir / "run"
     with _training(run_dir, workdir, "eval.episodes=1", "eval.interval_frames=2000",
                    "eval.max_episode_frames=400") as proc:
-        assert _wait_for(lambda: len(_evaluator_pids(proc.pid)) == 1, 30)
+        assert wait_for(lambda: len(_evaluator_pids(proc.pid)) == 1, 30)
         victim = _evaluator_pids(proc.pid)[0]
         os.kill(victim, signal.SIGKILL)
         assert _logged(run_dir, "the evaluator died (killed by SIGKILL); restarting it (1/3)", 60)
-        assert _wait_for(lambda: _evaluator_pids(proc.pid) not in ([], [victim]), 30)
+        assert wait_for(lambda: _evaluator_pids(proc.pid) not in ([], [victim]), 30)
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=90)
     assert proc.returncode == 130
@@ -312,7 +280,7 @@ def test_a_worker_that_keeps_dying_stops_the_run_with_its_reason(workdir):
     run_dir = workdir / "run"
     proc = _start_long_run(run_dir, workdir, "max_worker_restarts=0")
     try:
-        assert _wait_for(lambda: _training_started(run_dir), 120)
+        assert wait_for(lambda: _training_started(run_dir), 120)
         os.kill(_worker_pids(proc.pid)[0], signal.SIGKILL)
         output, _ = proc.communicate(timeout=90)
     finally:
@@ -321,7 +289,7 @@ def test_a_worker_that_keeps_dying_stops_the_run_with_its_reason(workdir):
     assert proc.returncode == 1
     assert "killed by SIGKILL) after 0 restarts; stopping the run" in output
     assert checkpoint_frames(run_dir) > 0
-    assert _wait_for(lambda: not _session_processes(proc.pid), 10)
+    assert wait_for(lambda: not session_processes(proc.pid), 10)
 
 
 def test_a_hung_worker_is_killed_and_restarted(workdir):
@@ -333,7 +301,7 @@ def test_a_hung_worker_is_killed_and_restarted(workdir):
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=90)
     assert proc.returncode == 130
-    assert _wait_for(lambda: not _session_processes(proc.pid), 10)
+    assert wait_for(lambda: not session_processes(proc.pid), 10)
 
 
 def test_help_is_the_apps_own_and_names_only_options_that_exist(workdir):

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +26,14 @@ from asyncrl.report.time_to_score import (
 from asyncrl.run_files.recorder import EPISODE_FIELDS
 from asyncrl.run_files.run_status import INTERRUPTED, read_status
 from tests.conftest import cli_env
+from tests.run_files import (
+    checkpoint_frames,
+    interruptible,
+    processes,
+    session_of,
+    session_processes,
+    wait_for,
+)
 
 
 def test_window_means_by_hand():
@@ -86,62 +93,64 @@ def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path, monkeypa
     assert (row.run_dir / "checkpoints" / "last.pt").is_file()
 
 
-# the bench on CartPole, a game it otherwise refuses, so that a run starts in seconds
+# the bench on CartPole, a game it otherwise refuses, so that a run starts in seconds; a
+# stop timeout below the test's own, so the bench's error would show rather than the test's
 BENCH_ON_CARTPOLE = """
 import sys
 from asyncrl.commands import bench, bench_learning
 bench_learning.POLL_S = 0.2
+bench_learning.STOP_TIMEOUT_S = 60
 bench.learning_game = lambda overrides: "cartpole"
 bench.main(sys.argv[1:])
 """
 
 
-def _processes_naming(text: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and text.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+def _bench_run(bench_pid: int) -> int | None:
+    """The run the bench started: its child running ``python -m asyncrl``."""
+    return next((pid for pid, f, cmd in processes()
+                 if int(f[1]) == bench_pid and b"asyncrl\0env=" in cmd), None)
 
 
-def test_ctrl_c_on_the_bench_stops_its_run_with_a_checkpoint_and_writes_the_rows_so_far(
-        tmp_path):
+@pytest.mark.parametrize(("signum", "code", "said"), [
+    (signal.SIGINT, 130, "stopped by SIGINT"),  # a terminal's Ctrl-C, to the bench's group
+    (signal.SIGTERM, 143, "stopped by SIGTERM"),  # `kill` or `timeout`, to the bench alone
+])
+def test_a_stopped_bench_stops_its_run_with_a_checkpoint_and_writes_the_rows_so_far(
+        tmp_path, signum, code, said):
     out, runs = tmp_path / "bench.md", tmp_path / "runs"
     args = ["env=classic/cartpole", "eval.episodes=0", "log.tensorboard=false",
             "--sections", "learning", "--no-learning-peer", "--learning-settings", "workers=1",
             "workers=2", "--learning-targets", "1000", "--learning-frames", "10_000_000",
             "--output", str(out), "--learning-out", str(runs)]
-    proc = subprocess.Popen([sys.executable, "-c", BENCH_ON_CARTPOLE, *args], env=cli_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    bench = subprocess.Popen([sys.executable, "-c", BENCH_ON_CARTPOLE, *args], env=cli_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True, preexec_fn=interruptible)
+    run_pid = None
     try:
-        deadline = time.monotonic() + 120
-        while not list(runs.glob("*/workers_1/episodes.csv")) or len(
-                next(runs.glob("*/workers_1/episodes.csv")).read_text().splitlines()) < 3:
-            assert time.monotonic() < deadline and proc.poll() is None, "no episodes"
-            time.sleep(0.2)
-        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the bench's whole group
-        stdout, stderr = proc.communicate(timeout=120)
+        assert wait_for(lambda: len(_episodes(runs)) > 2, 120), "the run played no episodes"
+        run_pid = _bench_run(bench.pid)
+        assert run_pid is not None and session_of(run_pid) == run_pid  # a session of its own
+        run_dir = next(runs.glob("*/workers_1"))
+        os.killpg(bench.pid, signum)
+        stdout, stderr = bench.communicate(timeout=120)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr
-    assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
-    assert "interrupted" in stderr and "workers=1: interrupted at T=" in stdout
-    run_dir = next(runs.glob("*/workers_1"))
-    assert read_status(run_dir)["status"] == INTERRUPTED  # the run's own Ctrl-C ending
-    assert (run_dir / "checkpoints" / "last.pt").is_file()
+        for session in (bench.pid, run_pid):
+            if session is not None and session_processes(session):
+                os.killpg(session, signal.SIGKILL)
+    assert bench.returncode == code, stderr
+    assert stderr.strip().splitlines() == [stderr.strip()] and said in stderr, stderr
+    assert "workers=1: interrupted at T=" in stdout
+    assert read_status(run_dir)["status"] == INTERRUPTED  # the run's own ending
+    assert checkpoint_frames(run_dir) > 0  # written at the stop, not the T = 0 save
+    assert wait_for(lambda: not session_processes(run_pid), 10), "the run's workers outlived it"
     assert not list(runs.glob("*/workers_2"))  # the settings after it are not started
     rows = [line for line in out.read_text().splitlines() if line.startswith("| `")]
-    assert len(rows) == 1 and "`workers=1`" in rows[0] and "(Ctrl-C)" in rows[0]
-    deadline = time.monotonic() + 10
-    while _processes_naming(str(run_dir)):  # the run's own session: no orphan left
-        assert time.monotonic() < deadline, "the run outlived the bench"
-        time.sleep(0.2)
+    assert len(rows) == 1 and "`workers=1`" in rows[0] and "(interrupted)" in rows[0]
+
+
+def _episodes(runs: Path) -> list[str]:
+    found = list(runs.glob("*/workers_1/episodes.csv"))
+    return found[0].read_text().splitlines() if found else []
 
 
 def test_the_bench_says_when_a_run_failed_rather_than_report_it_unreached(tmp_path,

@@ -17,6 +17,7 @@ import multiprocessing
 import platform
 import queue
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,7 @@ import torch
 
 from asyncrl import exit_codes
 from asyncrl.algos import algorithm_classes
+from asyncrl.commands import run_tool
 from asyncrl.commands.bench_learning import (
     DEFAULT_GAME,
     LEARNING_SETTINGS,
@@ -51,6 +53,7 @@ from asyncrl.run.launcher import build_shared_state
 from asyncrl.run.pool import START_METHOD, ProcessPool
 from asyncrl.run_files.startup import first_frame_phases
 
+PROG = "python -m asyncrl.commands.bench"
 WARMUP_S = 5.0
 
 
@@ -460,19 +463,15 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
 
 
 def main(argv: list[str] | None = None) -> None:
-    try:
-        stopped_early = measure(argv)
-    except KeyboardInterrupt:  # in a throughput section: its numbers are not whole
-        print("python -m asyncrl.commands.bench: interrupted; nothing written", file=sys.stderr)
-        sys.exit(exit_codes.INTERRUPTED)
-    if stopped_early:
-        sys.exit(exit_codes.INTERRUPTED)
+    # Ctrl-C outside the learning section (which handles its own stops) writes nothing:
+    # exit 130, as every console command
+    sys.exit(run_tool(PROG, lambda: measure(argv)))
 
 
-def measure(argv: list[str] | None) -> bool:
-    """The sections asked for, written to ``--output``; True when Ctrl-C cut the learning
-    section short (its rows so far are written, the interrupted one marked)."""
-    parser = argparse.ArgumentParser(prog="python -m asyncrl.commands.bench", description=__doc__)
+def measure(argv: list[str] | None) -> int:
+    """The sections asked for, written to ``--output``; the exit code, 130 or 143 when a
+    signal cut the learning section short (its rows so far written, the last marked)."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     names = list(algorithm_classes())
     parser.add_argument("--algos", nargs="+", default=names, choices=names)
@@ -516,9 +515,9 @@ def measure(argv: list[str] | None) -> bool:
         text += markdown(rows, phases, args.seconds, command, peer, game) + "\n"
     if "startup" in args.sections:
         text += startup_markdown(startup_times(args.overrides), args.overrides, command) + "\n"
-    interrupted = False
+    stopped_by = None
     if "learning" in args.sections:
-        learned = learning_rows(args.learning_settings, args.learning_targets,
+        learned, stopped_by = learning_rows(args.learning_settings, args.learning_targets,
                                 args.learning_frames, args.learning_out, game, args.overrides,
                                 args.learning_peer)
         text += "\n".join(_table_section(
@@ -530,9 +529,8 @@ def measure(argv: list[str] | None) -> bool:
             ["setting", *(f"{t:+g}" for t in args.learning_targets), "stopped at",
              "frames/s"],
             [table_cells(row) for row in learned])) + "\n"
-        interrupted = any(row.interrupted for row in learned)
     others = tuple(s for s in args.sections if s not in ("atari", "startup", "learning"))
-    if others and not interrupted:
+    if others and stopped_by is None:
         text += other_domains_markdown(other_domains(args.workers, args.seconds, others),
                                        args.seconds, command)
     if args.output.exists():
@@ -540,10 +538,11 @@ def measure(argv: list[str] | None) -> bool:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text)
     print(f"wrote {args.output}")
-    if interrupted:
-        print(f"python -m asyncrl.commands.bench: interrupted; {args.output} has the rows "
-              "measured before Ctrl-C, the last marked (Ctrl-C)", file=sys.stderr)
-    return interrupted
+    if stopped_by is None:
+        return exit_codes.OK
+    print(f"{PROG}: stopped by {stopped_by.name}; {args.output} has the rows measured before "
+          "it, the last marked (interrupted)", file=sys.stderr)
+    return exit_codes.INTERRUPTED if stopped_by == signal.SIGINT else exit_codes.TERMINATED
 
 
 if __name__ == "__main__":

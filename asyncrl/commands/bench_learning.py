@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,11 @@ class LearningRow:
     frames: int  # where the run stopped
     minutes: float  # from the command to the stop
     run_dir: Path | None = None
-    interrupted: bool = False  # stopped by the user's Ctrl-C, not by its target or cap
+    interrupted: bool = False  # stopped by the user (a signal), not by its target or cap
+
+    @property
+    def ending(self) -> str:
+        return "interrupted" if self.interrupted else "stopped"
 
 
 def _slug(setting: str) -> str:
@@ -97,10 +102,42 @@ def check_sb3_game(game: str) -> None:
                         "with --no-learning-peer")
 
 
+class StopRequests:
+    """SIGINT, SIGTERM and SIGHUP while the learning section runs, noted rather than raised,
+    so that neither the running setting's checkpoint nor the rows so far are cut short:
+    the bench passes the stop on to its run and ends after it."""
+
+    HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.signum: signal.Signals | None = None
+        self._previous: dict[signal.Signals, Any] = {}
+
+    def __enter__(self) -> StopRequests:
+        for signum in self.HANDLED:
+            self._previous[signum] = signal.signal(signum, self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _note(self, signum: int, frame: Any) -> None:
+        if self.signum is None:  # a second Ctrl-C changes nothing: the run is stopping
+            self.signum = signal.Signals(signum)
+
+    @property
+    def for_the_run(self) -> signal.Signals:
+        """What the run gets: its Ctrl-C (130), or SIGTERM (143) for a terminal that closed."""
+        return signal.SIGINT if self.signum == signal.SIGINT else signal.SIGTERM
+
+
 def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: Path,
-                 overrides: Sequence[str] = ()) -> LearningRow:
-    """The CLI with ``setting`` until its mean of 20 reaches ``max(targets)`` or T reaches
-    ``max_frames``."""
+                 overrides: Sequence[str] = (), stop: StopRequests | None = None
+                 ) -> LearningRow:
+    """The CLI with ``setting`` until its mean of 20 reaches ``max(targets)``, T reaches
+    ``max_frames``, or ``stop`` is requested."""
+    stop = stop or StopRequests()
     run_dir = out / _slug(setting)
     command = [sys.executable, "-m", "asyncrl", f"env=atari/{DEFAULT_GAME}",
                f"total_frames={max_frames}",
@@ -108,40 +145,36 @@ def run_to_score(setting: str, targets: Sequence[float], max_frames: int, out: P
                *overrides, *setting.split()]
     started = time.monotonic()
     # a session of its own: a terminal's Ctrl-C reaches the bench alone, which passes on
-    # exactly one SIGINT (a second one could cut the run's checkpoint short)
+    # exactly one signal (a second SIGINT could cut the run's checkpoint short)
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    interrupted = False
     try:
-        try:
-            while proc.poll() is None:
-                time.sleep(POLL_S)
-                episodes = run_dir / "episodes.csv"
-                if episodes.exists() and run_time_to_scores(run_dir, [max(targets)])[0].frames:
-                    proc.send_signal(signal.SIGINT)  # a checkpoint, as Ctrl-C leaves
-                    break
-        except KeyboardInterrupt:
-            interrupted = True
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
+        while proc.poll() is None and stop.signum is None:
+            time.sleep(POLL_S)
+            episodes = run_dir / "episodes.csv"
+            if episodes.exists() and run_time_to_scores(run_dir, [max(targets)])[0].frames:
+                proc.send_signal(signal.SIGINT)  # a checkpoint, as Ctrl-C leaves
+                break
+        if stop.signum is not None and proc.poll() is None:
+            proc.send_signal(stop.for_the_run)
         _, stderr = proc.communicate(timeout=STOP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         raise RuntimeError(f"{setting}: the run did not stop within {STOP_TIMEOUT_S:g} s "
-                           "of SIGINT") from None
+                           "of its signal") from None
     finally:
         if proc.poll() is None:
             proc.kill()
-    if proc.returncode not in (exit_codes.OK, exit_codes.INTERRUPTED):
+    if proc.returncode not in (exit_codes.OK, *exit_codes.STOPPED_BY_A_SIGNAL):
         said = (stderr or "").strip().splitlines()
         raise RuntimeError(f"{setting}: the run failed (exit {proc.returncode}): "
                            f"{said[-1] if said else 'see ' + str(run_dir / 'asyncrl.log')}")
     minutes = (time.monotonic() - started) / 60
     frames = int((read_status(run_dir) or {}).get("frames", 0))  # T where it stopped, as SB3 counts
-    print(f"{setting}: {'interrupted' if interrupted else 'stopped'} at T={frames:,} after "
-          f"{minutes:.1f} min", flush=True)
-    return LearningRow(setting, run_time_to_scores(run_dir, targets), frames, minutes, run_dir,
-                       interrupted)
+    row = LearningRow(setting, run_time_to_scores(run_dir, targets), frames, minutes, run_dir,
+                      stop.signum is not None)
+    print(f"{setting}: {row.ending} at T={frames:,} after {minutes:.1f} min", flush=True)
+    return row
 
 
 class EpisodeLog:
@@ -164,11 +197,12 @@ class EpisodeLog:
 
 
 def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20,
-                     game: str = DEFAULT_GAME, out: Path | None = None
-                     ) -> LearningRow | None:
-    """SB3 A2C with rl-zoo's Atari settings and 16 environments until the same target or
-    frame cap; None when SB3 is not installed. With ``out`` its episodes go to
+                     game: str = DEFAULT_GAME, out: Path | None = None,
+                     stop: StopRequests | None = None) -> LearningRow | None:
+    """SB3 A2C with rl-zoo's Atari settings and 16 environments until the same target,
+    frame cap or ``stop``; None when SB3 is not installed. With ``out`` its episodes go to
     ``out/sb3_a2c/episodes.csv``."""
+    stop = stop or StopRequests()
     started = time.monotonic()  # before the imports: they are part of a user's wait
     try:
         import ale_py
@@ -207,7 +241,8 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
                                 # FIRE presses included, so a few dozen more than ours
                                 int(info["episode"]["l"]))
                     ended = True
-            return now_frames < max_frames and not (ended and reached_goal())
+            return (now_frames < max_frames and not (ended and reached_goal())
+                    and stop.signum is None)
 
     env = VecFrameStack(make_atari_env(sb3_env_id(game), n_envs=SB3_ENVS, seed=0), n_stack=4)
     try:
@@ -216,43 +251,41 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
         model = A2C("CnnPolicy", env, verbose=0, seed=0, **SB3_ZOO_A2C,
                     policy_kwargs={"optimizer_class": RMSpropTFLike,
                                    "optimizer_kwargs": {"eps": SB3_ZOO_OPTIMIZER_EPS}})
-        interrupted = False
-        try:
-            model.learn(total_timesteps=10**12, callback=Watch())
-        except KeyboardInterrupt:  # what it played so far is still the peer's row
-            interrupted = True
+        model.learn(total_timesteps=10**12, callback=Watch())
         stopped = model.num_timesteps * SB3_FRAME_SKIP
     finally:
         env.close()
         if log is not None:
             log.close()
     minutes = (time.monotonic() - started) / 60
-    print(f"SB3 A2C: {'interrupted' if interrupted else 'stopped'} at {stopped:,} frames "
-          f"after {minutes:.1f} min", flush=True)
-    return LearningRow(f"SB3 A2C, {SB3_ENVS} envs", first_reached(
+    row = LearningRow(f"SB3 A2C, {SB3_ENVS} envs", first_reached(
         np.array(frames), np.array(hours), np.array(scores), targets, window), stopped, minutes,
-        run_dir, interrupted)
+        run_dir, stop.signum is not None)
+    print(f"SB3 A2C: {row.ending} at {stopped:,} frames after {minutes:.1f} min", flush=True)
+    return row
 
 
 def learning_rows(settings: Sequence[str], targets: Sequence[float], max_frames: int,
                   out: Path, game: str, overrides: Sequence[str] = (), peer: bool = True
-                  ) -> list[LearningRow]:
+                  ) -> tuple[list[LearningRow], signal.Signals | None]:
     """Each setting's run, then the peer's, on ``game``: ``learning_game(overrides)``,
-    checked by the caller before any section's minutes. Ctrl-C ends the one running with
-    its checkpoint and skips the rest: the rows so far, the last marked ``interrupted``."""
+    checked by the caller before any section's minutes. A stop (Ctrl-C, SIGTERM, SIGHUP)
+    ends the one running with its checkpoint and skips the rest: the rows so far, and the
+    signal that stopped them (None: all ran)."""
     out = out / f"{datetime.now():%Y-%m-%d_%H-%M-%S}"  # a second bench run starts fresh
-    rows = []
-    for setting in settings:
-        rows.append(run_to_score(setting, targets, max_frames, out, overrides))
-        if rows[-1].interrupted:
-            return rows
-    if peer:
-        row = sb3_a2c_to_score(targets, max_frames, game=game, out=out)
-        if row is None:
-            print("Stable-Baselines3 is not installed: no peer row (pip install 'asyncrl[bench]')")
-        else:
-            rows.append(row)
-    return rows
+    rows: list[LearningRow] = []
+    with StopRequests() as stop:
+        for setting in settings:
+            if stop.signum is None:
+                rows.append(run_to_score(setting, targets, max_frames, out, overrides, stop))
+        if peer and stop.signum is None:
+            row = sb3_a2c_to_score(targets, max_frames, game=game, out=out, stop=stop)
+            if row is None:
+                print("Stable-Baselines3 is not installed: no peer row "
+                      "(pip install 'asyncrl[bench]')")
+            else:
+                rows.append(row)
+    return rows, stop.signum
 
 
 def describe(reached: Reached) -> str:
@@ -265,7 +298,7 @@ def table_cells(row: LearningRow) -> list[str]:
     return [f"`{row.setting}`" if not row.setting.startswith("SB3") else row.setting,
             *(describe(r) for r in row.reached),
             f"{row.frames / 1e6:.2f}M, {row.minutes:.1f} min"
-            + (" (Ctrl-C)" if row.interrupted else ""),
+            + (" (interrupted)" if row.interrupted else ""),
             f"{row.frames / (row.minutes * 60):,.0f}" if row.minutes > 0 else "-"]
 
 
