@@ -517,9 +517,9 @@ def measure(argv: list[str] | None) -> int:
         text += startup_markdown(startup_times(args.overrides), args.overrides, command) + "\n"
     stopped_by = None
     if "learning" in args.sections:
-        learned, stopped_by = learning_rows(args.learning_settings, args.learning_targets,
-                                args.learning_frames, args.learning_out, game, args.overrides,
-                                args.learning_peer)
+        learned, stopped_by = learning_rows(
+            args.learning_settings, args.learning_targets, args.learning_frames,
+            args.learning_out, game, args.overrides, args.learning_peer)
         text += "\n".join(_table_section(
             f"Time to a score: {game_title(game)}, from the command",
             f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}. "
@@ -541,7 +541,7 @@ def measure(argv: list[str] | None) -> int:
     if stopped_by is None:
         return exit_codes.OK
     print(f"{PROG}: stopped by {stopped_by.name}; {args.output} has the rows measured before "
-          "it, the last marked (interrupted)", file=sys.stderr)
+          "it", file=sys.stderr)
     return exit_codes.INTERRUPTED if stopped_by == signal.SIGINT else exit_codes.TERMINATED
 
 

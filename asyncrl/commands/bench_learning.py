@@ -128,7 +128,8 @@ class StopRequests:
 
     @property
     def for_the_run(self) -> signal.Signals:
-        """What the run gets: its Ctrl-C (130), or SIGTERM (143) for a terminal that closed."""
+        """What the run gets: SIGINT for a Ctrl-C (it exits 130), SIGTERM for SIGTERM or a
+        closed terminal's SIGHUP (143)."""
         return signal.SIGINT if self.signum == signal.SIGINT else signal.SIGTERM
 
 
@@ -276,8 +277,9 @@ def learning_rows(settings: Sequence[str], targets: Sequence[float], max_frames:
     rows: list[LearningRow] = []
     with StopRequests() as stop:
         for setting in settings:
-            if stop.signum is None:
-                rows.append(run_to_score(setting, targets, max_frames, out, overrides, stop))
+            if stop.signum is not None:
+                break
+            rows.append(run_to_score(setting, targets, max_frames, out, overrides, stop))
         if peer and stop.signum is None:
             row = sb3_a2c_to_score(targets, max_frames, game=game, out=out, stop=stop)
             if row is None:
