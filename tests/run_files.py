@@ -33,9 +33,19 @@ def processes() -> Iterator[tuple[int, list[str], bytes]]:
         yield int(entry.name), fields, cmdline
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name (state, ppid, pgrp, session, ...); None once
+    the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def session_of(pid: int) -> int | None:
     """The session ``pid`` belongs to (None once it is gone)."""
-    return next((int(f[3]) for p, f, _ in processes() if p == pid), None)
+    fields = _stat_fields(pid)
+    return int(fields[3]) if fields else None
 
 
 def session_processes(session: int) -> list[int]:
@@ -60,24 +70,12 @@ def interruptible() -> None:
 
 def children(pid: int) -> list[int]:
     """Live (not zombie) child processes of ``pid``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
-                found.append(int(entry.name))
-    return found
+    return [child for child, f, _ in processes() if int(f[1]) == pid and f[0] != "Z"]
 
 
 def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def rss_mb(pid: int) -> float | None:
