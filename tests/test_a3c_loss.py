@@ -87,3 +87,31 @@ def test_two_segments_in_one_update_each_bootstrap_from_their_own_last_state():
     assert stats["value_loss"] == pytest.approx(sum(a * a for a in advantages))
     assert stats["policy_loss"] == pytest.approx(math.log(2) * sum(advantages))
     assert stats["entropy"] == pytest.approx(math.log(2))  # per step, over all 3 steps
+    # over every state read, the bootstraps V(s_2) and V(s_4) too: pstdev(.5, .2, 2, .1, 5)
+    assert stats["value_spread"] == pytest.approx(1.851053753946654)
+    assert stats["policy_spread"] == 0.0  # the same logits on every state
+
+
+class LogitTableActorCritic(TableActorCritic):
+    """As TableActorCritic, with logits (V(s), 0): the policy differs across states too."""
+
+    def forward(self, obs, state=None):
+        logits, values, state = super().forward(obs, state)
+        return torch.stack([values, logits[:, 1]], dim=1), values, state
+
+
+def test_the_output_spreads_are_each_outputs_spread_over_every_state_read():
+    from asyncrl.algos import A3C, SegmentBatch
+    from tests.conftest import compose
+
+    a3c = A3C(compose("algo=a3c").algo, torch.Generator())
+    model = LogitTableActorCritic([1.0, 3.0, 2.0, 6.0])
+    first = SegmentBatch(obs=torch.tensor([[0], [1]]), actions=torch.tensor([0]),
+                         rewards=[0.0], terminals=[False])
+    second = SegmentBatch(obs=torch.tensor([[2], [3]]), actions=torch.tensor([1]),
+                          rewards=[0.0], terminals=[False])
+    _, stats = a3c.loss_many(model, None, [first, second])
+    # V over the 4 states: mean 3, deviations -2, 0, -1, 3: sqrt(14 / 4); the logits' first
+    # column spreads as much, the second not at all: their mean is half of it
+    assert stats["value_spread"] == pytest.approx(math.sqrt(3.5))
+    assert stats["policy_spread"] == pytest.approx(math.sqrt(3.5) / 2)

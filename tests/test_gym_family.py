@@ -17,6 +17,7 @@ from asyncrl.envs import family as family_module
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.envs.families.gym import FAMILY as GYM
 from asyncrl.errors import UserError
+from asyncrl.run.blindness import BLIND_READINGS
 from tests import gym_test_envs
 from tests.conftest import QUICK, REPO, compose, run_cli
 
@@ -228,13 +229,19 @@ def test_an_unknown_family_is_named_with_the_known_ones():
 
 def test_a3c_learns_to_read_images_through_the_gym_family(workdir):
     """CueImage is a contextual bandit seen as images (γ = 0): which third of the frame is
-    lit says which action pays. Random play earns 20 / 3 an episode; reading the image, 20."""
+    lit says which action pays. Random play earns 20 / 3 an episode; reading the image, 20.
+    Its V is the same on every cue (γ = 0, and the reward follows the action), its policy
+    is not: the watch for a blind network (asyncrl/run/blindness.py) must stay silent."""
     out = workdir / "run"
     result = run_cli(["env=gym", "env.id=tests.gym_test_envs:CueImage-v0", "env.frame_stack=1",
-                      "algo.gamma=0", "workers=2", "total_frames=8000", *QUICK,
+                      "algo.gamma=0", "workers=2", "total_frames=8000", "log.progress=false",
+                      "log.interval_seconds=0.05", "eval.episodes=0",
                       f"hydra.run.dir={out}"], cwd=workdir, extra_env={"PYTHONPATH": str(REPO)})
     assert result.returncode == 0, result.stderr[-2000:]
     rows = list(csv.DictReader((out / "episodes.csv").read_text().splitlines()))
     scores = [float(r["score"]) for r in sorted(rows, key=lambda r: int(r["frames"]))]
     first, last = sum(scores[:5]) / 5, sum(scores[-20:]) / 20
     assert first < 13 and last >= 18, (first, last)  # the first 5 are played before it learns
+    readings = (out / "updates.csv").read_text().splitlines()[1:]
+    assert len(readings) > 2 * BLIND_READINGS  # enough for the watch to have spoken
+    assert "stopped reading the screen" not in (out / "asyncrl.log").read_text()

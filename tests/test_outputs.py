@@ -29,6 +29,21 @@ def test_recorder_appends_to_existing_files_with_one_header(tmp_path):
     assert (tmp_path / "episodes.csv").read_text().count("worker,frames") == 1
 
 
+def test_a_run_resumed_by_a_version_with_a_new_metric_keeps_its_files_columns(tmp_path):
+    older = Recorder(tmp_path, score_window=2, metrics=["loss", "entropy"])
+    older.update(0, 100, 1.0, {"loss": 1.5, "entropy": 1.3})
+    older.close()
+    newer = Recorder(tmp_path, score_window=2, metrics=["loss", "value_spread", "entropy"],
+                     resume_frames=100)
+    newer.update(1, 200, 2.0, {"loss": 0.5, "value_spread": 0.2, "entropy": 1.1})
+    newer.close()
+    lines = (tmp_path / "updates.csv").read_text().splitlines()
+    assert lines[0] == "worker,frames,wall_time,updates,loss,entropy"
+    rows = list(csv.DictReader(lines))
+    assert [(r["loss"], r["entropy"]) for r in rows] == [("1.5", "1.3"), ("0.5", "1.1")]
+    assert all(None not in r for r in rows)  # no value without a column
+
+
 def test_evaluation_rows_hold_every_score(tmp_path):
     recorder = Recorder(tmp_path, score_window=5, metrics=["loss"])
     recorder.evaluation(1000, 5.0, [1.0, 2.0, 6.0])

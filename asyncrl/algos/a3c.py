@@ -55,6 +55,16 @@ def _first(policy_out: Any, steps: int) -> Any:
     return policy_out[:steps]
 
 
+def output_spreads(outputs: Sequence[tuple[Any, torch.Tensor]]) -> dict[str, float]:
+    """How much V(s) and the policy's output (logits, or a Gaussian's mean) differ across
+    every state the update read, bootstrap states included: each output's standard
+    deviation over the states, the policy's averaged over its outputs."""
+    values = join([segment_values.detach() for _, segment_values in outputs])
+    policy = join([(out[0] if isinstance(out, tuple) else out).detach() for out, _ in outputs])
+    return {"value_spread": float(values.std(correction=0)),
+            "policy_spread": float(policy.std(dim=0, correction=0).mean())}
+
+
 class A3C:
     """Acts by sampling pi(.|s; theta'), learns from the segment's n-step returns.
 
@@ -67,7 +77,9 @@ class A3C:
     head = "actor_critic"  # the network it learns: a policy and a value (nets.build_model)
     uses_target = False
     needs_next_action = False
-    metrics = ("loss", "policy_loss", "value_loss", "entropy")
+    # the spread of V(s) and of the policy's output over an update's states: both 0 once the
+    # network no longer reads its input (asyncrl/run/blindness.py)
+    metrics = ("loss", "policy_loss", "value_loss", "entropy", "value_spread", "policy_spread")
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
                  exploration_seed: int | None = None) -> None:
@@ -124,6 +136,7 @@ class A3C:
         return loss.total, {
             "loss": loss.total.item(), "policy_loss": loss.policy.item(),
             "value_loss": loss.value.item(), "entropy": loss.entropy.item() / len(returns),
+            **output_spreads(outputs),
         }
 
     def _gae_returns(self, batch: SegmentBatch, segment_values: torch.Tensor,

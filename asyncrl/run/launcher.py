@@ -34,6 +34,7 @@ from asyncrl.learning.shared import SharedState
 from asyncrl.learning.worker import LOOP_METRICS
 from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer
+from asyncrl.run.blindness import blindness_watch
 from asyncrl.run.display import LiveDisplay, Progress
 from asyncrl.run.pool import ProcessPool, SerialPool
 from asyncrl.run.supervisor import GiveUp, Kill, Supervisor, describe_exit
@@ -116,6 +117,7 @@ class Launcher:
         if resume_from is not None:
             self._restore(resume_from)
         self.recorder: Recorder | None = None
+        self.blindness = blindness_watch(self.shared.model, cfg.total_frames)
         self._last_progress = (time.monotonic(), self.shared.total_frames())
         self._speed = 0.0
         self._last_log = 0.0
@@ -303,6 +305,10 @@ class Launcher:
         elif isinstance(message, messages.Updates):
             self.recorder.update(message.worker, message.frames, self.shared.wall_time(),
                                  message.stats)
+            if self.blindness is not None:
+                warning = self.blindness.reading(message.frames, message.stats)
+                if warning is not None:
+                    log.warning("%s", warning)
         elif isinstance(message, messages.Evaluation):
             scores = message.scores
             self.recorder.evaluation(message.frames, message.wall_time, scores)

@@ -23,6 +23,11 @@ class CsvLog:
 
     def __init__(self, path: Path, fields: list[str]) -> None:
         new = not path.exists() or path.stat().st_size == 0
+        if not new:
+            # a run resumed by a later version keeps its file's columns: a metric added
+            # since is not written there rather than written under another's header
+            with path.open(newline="") as existing:
+                fields = next(csv.reader(existing), None) or fields
         self.path = path
         self._handle = path.open("a", newline="", buffering=1)
         self._writer = csv.DictWriter(self._handle, fieldnames=fields, extrasaction="ignore")
