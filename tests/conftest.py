@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import torch
 
 from asyncrl.config.compose import compose_config, register_schemas
 
@@ -16,6 +17,10 @@ REPO = Path(__file__).resolve().parent.parent
 CONF = REPO / "conf"
 
 register_schemas()
+# The tests that run torch in this process run small ops, which a second OpenMP thread does
+# not speed up; on 2 cores busy with another run, its barriers made one 30-update test take
+# 70-170 s where one thread takes 4 s. The CLI's processes set their own threads.
+torch.set_num_threads(1)
 
 # small, fast settings for end-to-end runs: no console panel, frequent flushes
 QUICK = ["log.progress=false", "log.interval_seconds=0.5", "eval.episodes=0"]

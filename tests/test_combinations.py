@@ -1,4 +1,5 @@
-"""Every algo x network x optimizer trains from the real CLI with 2 worker processes.
+"""Every algo x network x optimizer trains from the real CLI with 2 worker processes (A3C's
+combinations in the default session, the value-based methods' in the slow one).
 
 The combinations of each algorithm run as one Hydra multirun, the way a user sweeps them,
 which pays the CLI's start-up once per algorithm; each job still starts its own 2 worker
@@ -20,7 +21,13 @@ from tests.conftest import QUICK, run_cli
 ALGOS = ("a3c", "one_step_q", "one_step_sarsa", "nstep_q")
 NETWORKS = ("ff", "lstm")
 OPTIMIZERS = ("shared_rmsprop", "rmsprop", "momentum_sgd")
-COMBINATIONS = list(itertools.product(ALGOS, NETWORKS, OPTIMIZERS))
+# A3C's six combinations run in the default session; the value-based methods' run in the
+# slow one (3 sweeps of 6 runs, over 3 minutes on 2 cores), since each of them trains from
+# the CLI in the default session too: on Pong below, and with several environments per
+# worker in tests/test_envs_per_worker.py
+COMBINATIONS = [pytest.param(*combination, marks=() if combination[0] == "a3c"
+                             else pytest.mark.slow)
+                for combination in itertools.product(ALGOS, NETWORKS, OPTIMIZERS)]
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
