@@ -8,7 +8,8 @@ it while the run goes, from two metrics A3C's workers log: ``value_spread`` and
 ``policy_spread``, how much V(s) and the policy's logits differ across each update's states.
 
 Read on 192 segments of random play through the Atari network (5 states and their bootstrap
-state each, or 16 such segments together, as at 16 environments per worker), the means were:
+state each, or 16 such segments together, as at 16 environments per worker; the probe's
+``collect_screens`` and ``output_spreads`` on each run's checkpoint), the means were:
 
 | network | V(s) | logits |
 | --- | ---: | ---: |
@@ -23,7 +24,7 @@ the preset never went below 1.7e-2 (V) and 5.2e-3 (policy); Breakout at the defa
 8.9e-5-2.7e-4 and 2.0e-4-4.3e-4 from 0.3M frames on, and this watch, given that run's
 readings in the order they came, speaks at 0.56M. Pong
 with the preset and 16 workers on the 2 cores came closest without it: means of 6.2e-4 and
-1.8e-4 at their lowest (0.1-0.3M frames), 58 of its 1,556 readings below both but at most 25
+1.8e-4 at their lowest (0.1-0.4M frames), 58 of its 1,556 readings below both but at most 25
 in a row, and it went on to learn.
 
 Both must be below it: V alone can be the same on every state of a healthy network, where
