@@ -9,7 +9,8 @@ it while the run goes, from two metrics A3C's workers log: ``value_spread`` and
 
 Read on 192 segments of random play through the Atari network (5 states and their bootstrap
 state each, or 16 such segments together, as at 16 environments per worker; the probe's
-``collect_screens`` and ``output_spreads`` on each run's checkpoint), the means were:
+``collect_screens`` and ``output_spreads`` on each run's checkpoint, on the 2-core AMD EPYC
+on 2026-11-30), the means were:
 
 | network | V(s) | logits |
 | --- | ---: | ---: |
