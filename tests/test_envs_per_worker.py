@@ -172,7 +172,14 @@ def _rows(path):
         return list(csv.DictReader(handle))
 
 
-@pytest.mark.parametrize(("algo", "network"), [(a, "ff") for a in ALGOS] + [("a3c", "lstm")])
+# one-step Q and Sarsa act and update through nstep_q's batched path (their targets differ,
+# and the sum test above holds each of them): their CLI runs go to the slow session
+_CLI_CASES = [("a3c", "ff"), ("nstep_q", "ff"), ("a3c", "lstm"),
+              pytest.param("one_step_q", "ff", marks=pytest.mark.slow),
+              pytest.param("one_step_sarsa", "ff", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize(("algo", "network"), _CLI_CASES)
 def test_every_algorithm_trains_with_several_environments_per_worker(workdir, algo, network):
     run_dir = workdir / "run"
     result = run_cli(["env=classic/cartpole", f"algo={algo}", f"network={network}",
