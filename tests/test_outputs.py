@@ -9,7 +9,13 @@ import pytest
 
 from asyncrl.errors import UserError
 from asyncrl.run.display import Progress, format_duration
-from asyncrl.run_files.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from asyncrl.run_files.checkpoint import (
+    Checkpoint,
+    keep_copy,
+    kept_checkpoint_path,
+    load_checkpoint,
+    save_checkpoint,
+)
 from asyncrl.run_files.plots import plot_learning_curve, rolling_mean
 from asyncrl.run_files.recorder import Recorder
 
@@ -87,6 +93,28 @@ def test_checkpoint_round_trip_and_atomic_replace(tmp_path):
     save_checkpoint(path, dataclasses.replace(checkpoint, frames=9))
     assert load_checkpoint(path).frames == 9
     assert [p.name for p in path.parent.iterdir()] == ["last.pt"]  # no temporary files left
+
+
+@pytest.mark.parametrize("links", [True, False])
+def test_a_kept_checkpoint_keeps_its_T_when_the_next_one_replaces_last_pt(
+        tmp_path, monkeypatch, links):
+    import os
+
+    if not links:  # a filesystem that refuses hard links gets a copy
+        def refuse(*_):
+            raise OSError("links not supported")
+        monkeypatch.setattr(os, "link", refuse)
+    path = tmp_path / "checkpoints" / "last.pt"
+    checkpoint = Checkpoint(model={}, optimizer={}, frames=7, wall_time=1.5, generation=0,
+                            config={"lr": 0.1})
+    for frames in (7, 2_000_000):
+        save_checkpoint(path, dataclasses.replace(checkpoint, frames=frames))
+        keep_copy(path, kept_checkpoint_path(tmp_path, frames))
+    save_checkpoint(path, dataclasses.replace(checkpoint, frames=9_000_000))
+    names = sorted(p.name for p in path.parent.iterdir())
+    # sorted by name is sorted by T, and no temporary is left
+    assert names == ["frames_00000000007.pt", "frames_00002000000.pt", "last.pt"]
+    assert [load_checkpoint(path.parent / n).frames for n in names] == [7, 2_000_000, 9_000_000]
 
 
 def test_a_flipped_bit_in_a_weight_is_refused_and_an_older_checkpoint_still_loads(tmp_path):

@@ -67,7 +67,8 @@ def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["probe"])
     main(["--frames", "3000", "--workers", "1", "--segments", "4", "--out", str(tmp_path),
-          "--name", "p", "env.max_episode_frames=800", "log.interval_seconds=0.2"])
+          "--name", "p", "env.max_episode_frames=800", "log.interval_seconds=0.2",
+          "checkpoint.keep=true", "checkpoint.interval_frames=1000"])
     printed = capsys.readouterr().out
     assert "| entropy (uniform 1.792) |" in printed and "live units after conv.0" in printed
     report = json.loads((tmp_path / "p" / "probe.json").read_text())
@@ -76,6 +77,19 @@ def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, 
     assert report["init"]["entropy"] != report["trained"]["entropy"]
     again = analyse(tmp_path / "p", segments=4)
     assert again.trained.entropy == pytest.approx(report["trained"]["entropy"])
+    # checkpoint.keep: one file per checkpoint, T = 0 and the last among them (how many
+    # periodic ones fall between depends on how often the launcher gets the CPU)
+    kept = sorted((tmp_path / "p" / "checkpoints").glob("frames_*.pt"))
+    assert kept[0].name == "frames_00000000000.pt"
+    assert kept[-1].name == f"frames_{report['frames']:011d}.pt"
+    # the probe of a kept file reads the run as it stood at that T: at T = 0, the untrained
+    # network and none of the run's episodes or updates
+    main(["--analyse", str(kept[0]), "--segments", "4"])
+    at_zero = json.loads(kept[0].with_suffix(".probe.json").read_text())
+    assert at_zero["frames"] == 0 and at_zero["episodes"] == 0
+    assert at_zero["training_entropy"] == []
+    assert at_zero["trained"]["entropy"] == pytest.approx(at_zero["init"]["entropy"])
+    assert at_zero["trained"]["entropy"] != report["trained"]["entropy"]
 
 
 def test_probe_refuses_a_network_it_cannot_read(tmp_path):

@@ -2,6 +2,7 @@
 
     asyncrl-probe --frames 600000 --name lr3e-3 lr=3e-3
     asyncrl-probe --analyse outputs/pong_a3c      # a run that already exists
+    asyncrl-probe --analyse outputs/pong_a3c/checkpoints/frames_00003000000.pt  # at that T
 
 A long run tells after hours whether a setting learns; the probe tells within minutes
 whether the first steps of learning are under way. It trains through the real CLI (real
@@ -62,7 +63,7 @@ class NetworkReading:
 
 @dataclass
 class ProbeReport:
-    run_dir: str
+    source: str  # the run directory or the checkpoint file read
     frames: int
     entropy_uniform: float
     init: NetworkReading
@@ -192,23 +193,28 @@ def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
     return NetworkReading(entropy, logit_spread, value_spread, share, live)
 
 
-def training_curve(run_dir: Path, points: int = 8) -> tuple[list[tuple[int, float]], list[float]]:
-    """The logged policy entropy at ``points`` even stretches of T, and the episode scores."""
+def training_curve(run_dir: Path, up_to: int,
+                   points: int = 8) -> tuple[list[tuple[int, float]], list[float]]:
+    """The logged policy entropy at ``points`` even stretches of T, and the episode scores,
+    up to T = ``up_to`` (a kept checkpoint's T: the run's files go on past it)."""
     from asyncrl.run_files.plots import read_columns
 
     updates = read_columns(run_dir / "updates.csv", ["frames", "entropy"])
     order = np.argsort(updates["frames"], kind="stable")
     frames, entropy = np.asarray(updates["frames"])[order], np.asarray(updates["entropy"])[order]
+    frames, entropy = frames[frames <= up_to], entropy[frames <= up_to]
     curve = [(int(frames[chunk[-1]]), float(entropy[chunk].mean()))
              for chunk in np.array_split(np.arange(len(frames)), max(1, min(points, len(frames))))
              if len(chunk)]
     episodes = read_columns(run_dir / "episodes.csv", ["frames", "score"])
     order = np.argsort(episodes["frames"], kind="stable")
-    return curve, [float(episodes["score"][i]) for i in order]
+    return curve, [float(episodes["score"][i]) for i in order
+                   if episodes["frames"][i] <= up_to]
 
 
-def analyse(run_dir: Path, segments: int) -> ProbeReport:
-    """Read a run directory (its config, checkpoint and CSV files) into a report."""
+def analyse(source: Path, segments: int) -> ProbeReport:
+    """Read a run (its config, checkpoint and CSV files) into a report: a run directory at
+    its last checkpoint, or one checkpoint file of a run at that checkpoint's T."""
     import torch
 
     from asyncrl.config.saved import typed_config
@@ -218,10 +224,11 @@ def analyse(run_dir: Path, segments: int) -> ProbeReport:
     from asyncrl.run_files.checkpoint import checkpoint_path, load_checkpoint
 
     torch.set_num_threads(1)
-    saved = load_checkpoint(checkpoint_path(run_dir))
+    run_dir = source.parent.parent if source.is_file() else source
+    saved = load_checkpoint(source if source.is_file() else checkpoint_path(source))
     cfg = typed_config(saved.config)
     if cfg.algo.name != "a3c" or cfg.network.name == "gaussian":
-        raise UserError(f"the probe reads A3C with a softmax policy; {run_dir} trained "
+        raise UserError(f"the probe reads A3C with a softmax policy; {source} trained "
                         f"algo={cfg.algo.name} network={cfg.network.name}")
     cfg.workers = 1
     seed_everything(cfg.seed)  # the same draw as the run's own model at T=0
@@ -229,11 +236,11 @@ def analyse(run_dir: Path, segments: int) -> ProbeReport:
     trained = copy.deepcopy(initial)
     trained.load_state_dict(saved.model)
     screens = collect_screens(cfg, segments, int(cfg.algo.t_max))
-    curve, scores = training_curve(run_dir)
+    curve, scores = training_curve(run_dir, saved.frames)
     n_actions = int(saved.model["policy.bias"].numel())
     window = min(SCORE_EPISODES, len(scores))
     return ProbeReport(
-        run_dir=str(run_dir), frames=saved.frames,
+        source=str(source), frames=saved.frames,
         entropy_uniform=math.log(n_actions),
         init=read_network(initial, screens, cfg.algo),
         trained=read_network(trained, screens, cfg.algo),
@@ -248,7 +255,7 @@ def format_report(report: ProbeReport) -> str:
         return f"| {label} | {fmt.format(init)} | {fmt.format(trained)} |"
 
     i, t = report.init, report.trained
-    lines = [f"probe of {report.run_dir} at T={report.frames:,}", "",
+    lines = [f"probe of {report.source} at T={report.frames:,}", "",
              "| reading | T=0 | trained |", "| --- | ---: | ---: |",
              row(f"entropy (uniform {report.entropy_uniform:.3f})", i.entropy, t.entropy),
              row("logit spread across screens", i.logit_spread, t.logit_spread),
@@ -319,20 +326,23 @@ def _probe(argv: list[str] | None) -> int:
     parser.add_argument("--segments", type=int, default=200, help="screens (segments) read")
     parser.add_argument("--name", default="probe", help="run directory under --out")
     parser.add_argument("--out", type=Path, default=Path("outputs/probe"))
-    parser.add_argument("--analyse", type=Path, metavar="RUN_DIR",
-                        help="read an existing run instead of training one")
+    parser.add_argument("--analyse", type=Path, metavar="RUN_DIR_OR_CHECKPOINT",
+                        help="read an existing run instead of training one: its last "
+                             "checkpoint, or the .pt file given (checkpoint.keep=true keeps "
+                             "one per checkpoint)")
     args = parser.parse_args(argv)
     if args.frames <= 0 or args.horizon <= 0 or args.workers < 1 or args.segments < 2:
         raise UserError("--frames, --horizon, --workers and --segments must be positive "
                         "(--segments at least 2)")
     try:
-        run_dir = args.analyse or train(args.name, args.frames, args.horizon, args.workers,
-                                        args.out, args.overrides)
+        source = args.analyse or train(args.name, args.frames, args.horizon, args.workers,
+                                       args.out, args.overrides)
     except RunFailed as failure:
         print(f"asyncrl-probe: error: {failure}", file=sys.stderr)
         return 1
-    report = analyse(run_dir, args.segments)
-    (run_dir / "probe.json").write_text(json.dumps(asdict(report), indent=1))
+    report = analyse(source, args.segments)
+    written = source.with_suffix(".probe.json") if source.is_file() else source / "probe.json"
+    written.write_text(json.dumps(asdict(report), indent=1))
     print(format_report(report))
     return 0
 

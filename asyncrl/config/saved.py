@@ -64,6 +64,7 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
     ("", ()): {"envs_per_worker": 1, "lr_anneal_frames": None, "objective": "train_score",
                "stall_seconds": 300.0},
     ("log", ()): {"wandb": False, "wandb_project": "asyncrl"},
+    ("checkpoint", ()): {"keep": False},
     # before default_lr, conf/config.yaml gave every run lr 7e-4 (Atari's A3C lr was
     # env.default_lr, now a3c_default_lr, for a day); every update was a bootstrapped
     # segment; the advantage was the n-step one

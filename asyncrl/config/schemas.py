@@ -98,6 +98,7 @@ class EvalConfig:
 class CheckpointConfig:
     interval_frames: int = MISSING
     interval_seconds: float = MISSING
+    keep: bool = MISSING
 
 
 @dataclass

@@ -42,6 +42,8 @@ from asyncrl.run_files import run_status, startup
 from asyncrl.run_files.checkpoint import (
     Checkpoint,
     checkpoint_path,
+    keep_copy,
+    kept_checkpoint_path,
     load_model_weights,
     save_checkpoint,
 )
@@ -367,6 +369,14 @@ class Launcher:
             raise RunFailed(f"could not write the checkpoint {path}: {error.strerror or error}"
                             f" (the last one written is kept)") from None
         self._last_checkpoint = (time.monotonic(), frames)
+        if self.cfg.checkpoint.keep:
+            kept = kept_checkpoint_path(self.run_dir, frames)
+            try:
+                keep_copy(path, kept)
+            except OSError as error:
+                # last.pt is whole, so the run can go on and resume; only this copy is lost
+                log.warning("could not keep the checkpoint at T=%s as %s: %s", f"{frames:,}",
+                            kept, error.strerror or error)
         return path
 
     def _write_checkpoint(self, path: Path, frames: int) -> None:

@@ -93,6 +93,31 @@ def checkpoint_path(run_dir: Path) -> Path:
     return Path(run_dir) / "checkpoints" / "last.pt"
 
 
+def kept_checkpoint_path(run_dir: Path, frames: int) -> Path:
+    """Where ``checkpoint.keep=true`` keeps the checkpoint written at T = ``frames``; the
+    padding makes the names sort by T."""
+    return Path(run_dir) / "checkpoints" / f"frames_{frames:011d}.pt"
+
+
+def keep_copy(path: Path, kept: Path) -> None:
+    """Keep the checkpoint just written at ``path`` as ``kept`` as well. A hard link costs
+    no disk: the next save replaces ``path`` with a new file and leaves this one's contents
+    to ``kept``. Where links are refused (some network and FUSE filesystems), a copy."""
+    import shutil
+
+    tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        try:
+            os.link(path, tmp)
+        except OSError:
+            shutil.copyfile(path, tmp)
+        os.replace(tmp, kept)  # a resumed run that writes the same T again replaces it whole
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def save_checkpoint(path: Path, checkpoint: Checkpoint) -> None:
     """Write ``checkpoint`` so that ``path`` holds either the old file or the whole new one."""
     import torch  # here, not at the top: the CLI checks a command line without torch
