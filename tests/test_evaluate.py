@@ -105,3 +105,36 @@ def test_a_checkpoint_that_does_not_fit_its_config_is_refused_in_one_line(cartpo
     assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
     assert resumed.stderr.strip().splitlines()[-1].startswith("asyncrl: error: checkpoint")
     assert "does not fit the network its config builds" in resumed.stderr
+
+
+
+def test_a_checkpoint_file_is_scored_beside_itself(cartpole_run, tmp_path):
+    import shutil
+
+    kept = cartpole_run / "checkpoints" / "frames_00000002000.pt"
+    shutil.copyfile(cartpole_run / "checkpoints" / "last.pt", kept)
+    alone = tmp_path / "elsewhere" / "policy.pt"
+    alone.parent.mkdir()
+    shutil.copyfile(kept, alone)
+    for source in (kept, alone):
+        played = run_cli([str(source), "--episodes", "1"], tmp_path,
+                         module="asyncrl.commands.evaluate")
+        assert played.returncode == 0, played.stderr
+        assert len(json.loads(source.with_suffix(".evaluation.json").read_text())["scores"]) == 1
+
+
+def test_a_checkpoint_source_names_the_file_and_the_folder_of_its_runs_files(tmp_path):
+    from asyncrl.errors import UserError
+    from asyncrl.run_files.checkpoint import checkpoint_source
+
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    kept = run / "checkpoints" / "frames_00000001000.pt"
+    alone = tmp_path / "policy.pt"
+    kept.touch()
+    alone.touch()
+    assert checkpoint_source(run) == (run / "checkpoints" / "last.pt", run)
+    assert checkpoint_source(kept) == (kept, run)
+    assert checkpoint_source(alone) == (alone, tmp_path)  # not the folder above it
+    with pytest.raises(UserError, match="no run directory or checkpoint at"):
+        checkpoint_source(tmp_path / "missing.pt")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import os
 
 import pytest
 
@@ -98,8 +99,6 @@ def test_checkpoint_round_trip_and_atomic_replace(tmp_path):
 @pytest.mark.parametrize("links", [True, False])
 def test_a_kept_checkpoint_keeps_its_T_when_the_next_one_replaces_last_pt(
         tmp_path, monkeypatch, links):
-    import os
-
     if not links:  # a filesystem that refuses hard links gets a copy
         def refuse(*_):
             raise OSError("links not supported")
@@ -109,7 +108,10 @@ def test_a_kept_checkpoint_keeps_its_T_when_the_next_one_replaces_last_pt(
                             config={"lr": 0.1})
     for frames in (7, 2_000_000):
         save_checkpoint(path, dataclasses.replace(checkpoint, frames=frames))
-        keep_copy(path, kept_checkpoint_path(tmp_path, frames))
+        kept = kept_checkpoint_path(tmp_path, frames)
+        keep_copy(path, kept)
+        keep_copy(path, kept)  # twice: nothing changes, nothing is left behind
+        assert os.path.samefile(path, kept) == links
     save_checkpoint(path, dataclasses.replace(checkpoint, frames=9_000_000))
     names = sorted(p.name for p in path.parent.iterdir())
     # sorted by name is sorted by T, and no temporary is left

@@ -11,6 +11,7 @@ import torch
 
 from asyncrl.commands.probe import analyse, collect_screens, main, read_network
 from asyncrl.nets import build_model
+from asyncrl.run_files.checkpoint import load_checkpoint
 from tests.conftest import compose
 
 
@@ -77,6 +78,9 @@ def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, 
     assert report["init"]["entropy"] != report["trained"]["entropy"]
     again = analyse(tmp_path / "p", segments=4)
     assert again.trained.entropy == pytest.approx(report["trained"]["entropy"])
+    # the user's checkpoint interval wins over the probe's own (one checkpoint at the end)
+    saved = load_checkpoint(tmp_path / "p" / "checkpoints" / "last.pt")
+    assert saved.config["checkpoint"]["interval_frames"] == 1000
     # checkpoint.keep: one file per checkpoint, T = 0 and the last among them (how many
     # periodic ones fall between depends on how often the launcher gets the CPU)
     kept = sorted((tmp_path / "p" / "checkpoints").glob("frames_*.pt"))

@@ -22,6 +22,7 @@ from asyncrl.commands.saved_policy import load_policy
 from asyncrl.envs import make_env
 from asyncrl.errors import UserError
 from asyncrl.learning.evaluate import eval_policy, evaluation_actors, max_eval_steps
+from asyncrl.run_files.checkpoint import checkpoint_source
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -34,18 +35,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--video", type=Path, default=None,
                         help="record the first episode to this .gif (or .mp4 with imageio-ffmpeg)")
     parser.add_argument("--output", type=Path, default=None,
-                        help="write the scores as JSON here (default: RUN/evaluation.json)")
+                        help="write the scores as JSON here (default: RUN/evaluation.json; "
+                             "for a checkpoint file, FILE.evaluation.json beside it)")
     return parser.parse_args(argv)
 
 
 VIDEO_NEEDS = {".gif": None, ".mp4": "imageio_ffmpeg", ".webm": "imageio_ffmpeg"}
 
 
-def check_outputs(args: argparse.Namespace, run_dir: Path) -> tuple[Path | None, Path]:
+def check_outputs(args: argparse.Namespace, run_dir: Path,
+                  checkpoint_file: Path | None) -> tuple[Path | None, Path]:
     """Where the video and the scores go, refused before any episode is played.
 
     A bare file name (``--video pong.gif``) goes into the run directory, not wherever the
-    command happens to run (often a git checkout).
+    command happens to run (often a git checkout). The scores of a checkpoint file given by
+    name go beside it, so that evaluating the checkpoints a run kept (``checkpoint.keep``)
+    leaves one file each.
     """
     video = args.video
     if video is not None:
@@ -59,7 +64,8 @@ def check_outputs(args: argparse.Namespace, run_dir: Path) -> tuple[Path | None,
         if video.parent == Path("."):
             video = run_dir / video
         _check_writable(video, "--video")
-    out = args.output or run_dir / "evaluation.json"
+    out = args.output or (checkpoint_file.with_suffix(".evaluation.json") if checkpoint_file
+                          else run_dir / "evaluation.json")
     _check_writable(out, "--output")
     return video, out
 
@@ -87,10 +93,8 @@ def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
 def evaluate(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise UserError(f"--episodes {args.episodes}: need at least 1 episode")
-    if not args.source.exists():
-        raise UserError(f"no run directory or checkpoint at {args.source}")
-    run_dir = args.source if args.source.is_dir() else args.source.parent.parent
-    video, out = check_outputs(args, run_dir)
+    path, run_dir = checkpoint_source(args.source)
+    video, out = check_outputs(args, run_dir, path if args.source.is_file() else None)
     torch.set_num_threads(1)
     cfg, model, saved = load_policy(args.source)
     env = make_env(cfg.env, render_mode="rgb_array" if video else None,

@@ -221,11 +221,11 @@ def analyse(source: Path, segments: int) -> ProbeReport:
     from asyncrl.errors import UserError
     from asyncrl.learning.seeding import seed_everything
     from asyncrl.run.launcher import build_shared_state
-    from asyncrl.run_files.checkpoint import checkpoint_path, load_checkpoint
+    from asyncrl.run_files.checkpoint import checkpoint_source, load_checkpoint
 
     torch.set_num_threads(1)
-    run_dir = source.parent.parent if source.is_file() else source
-    saved = load_checkpoint(source if source.is_file() else checkpoint_path(source))
+    path, run_dir = checkpoint_source(source)
+    saved = load_checkpoint(path)
     cfg = typed_config(saved.config)
     if cfg.algo.name != "a3c" or cfg.network.name == "gaussian":
         raise UserError(f"the probe reads A3C with a softmax policy; {source} trained "
@@ -283,9 +283,10 @@ def train(name: str, frames: int, horizon: int, workers: int, out: Path,
     from asyncrl.config.compose import compose_config, register_schemas
 
     run_dir = out / name
-    settings = [*whole_frame_counts(overrides), f"workers={workers}", f"total_frames={frames}",
-                f"lr_anneal_frames={horizon}", "eval.episodes=0", "log.progress=false",
-                "log.tensorboard=false", f"checkpoint.interval_frames={frames}"]
+    # one checkpoint at the end unless the user asks for more (with checkpoint.keep=true)
+    settings = [f"checkpoint.interval_frames={frames}", *whole_frame_counts(overrides),
+                f"workers={workers}", f"total_frames={frames}", f"lr_anneal_frames={horizon}",
+                "eval.episodes=0", "log.progress=false", "log.tensorboard=false"]
     register_schemas()
     validate(compose_config([s for s in settings if not s.startswith("hydra")], as_object=True))
     claim_run_dir([f"hydra.run.dir={run_dir}"])

@@ -15,7 +15,7 @@ from asyncrl.envs import make_env
 from asyncrl.nets import build_model
 from asyncrl.run_files.checkpoint import (
     Checkpoint,
-    checkpoint_path,
+    checkpoint_source,
     load_checkpoint,
     load_model_weights,
 )
@@ -23,7 +23,7 @@ from asyncrl.run_files.checkpoint import (
 
 def load_policy(source: Path) -> tuple[Any, nn.Module, Checkpoint]:
     """Config and model of a run directory or a checkpoint file, and the checkpoint."""
-    path = source if source.is_file() else checkpoint_path(source)
+    path, _ = checkpoint_source(source)
     saved = load_checkpoint(path)
     cfg = OmegaConf.to_object(typed_config(saved.config))
     env = make_env(cfg.env)  # type: ignore[union-attr]

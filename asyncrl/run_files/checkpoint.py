@@ -93,6 +93,18 @@ def checkpoint_path(run_dir: Path) -> Path:
     return Path(run_dir) / "checkpoints" / "last.pt"
 
 
+def checkpoint_source(source: Path) -> tuple[Path, Path]:
+    """What a command given a run directory or a checkpoint file reads: the checkpoint file,
+    and the folder of the run's other files (the run directory; for a file in a run's
+    ``checkpoints/``, the run directory above it; for any other file, its own folder)."""
+    source = Path(source)
+    if source.is_dir():
+        return checkpoint_path(source), source
+    if not source.is_file():
+        raise UserError(f"no run directory or checkpoint at {source}")
+    return source, source.parent.parent if source.parent.name == "checkpoints" else source.parent
+
+
 def kept_checkpoint_path(run_dir: Path, frames: int) -> Path:
     """Where ``checkpoint.keep=true`` keeps the checkpoint written at T = ``frames``; the
     padding makes the names sort by T."""
@@ -100,18 +112,24 @@ def kept_checkpoint_path(run_dir: Path, frames: int) -> Path:
 
 
 def keep_copy(path: Path, kept: Path) -> None:
-    """Keep the checkpoint just written at ``path`` as ``kept`` as well. A hard link costs
-    no disk: the next save replaces ``path`` with a new file and leaves this one's contents
-    to ``kept``. Where links are refused (some network and FUSE filesystems), a copy."""
+    """Keep the checkpoint just written at ``path`` as ``kept`` as well: a hard link, since
+    the next save replaces ``path`` with a new file and leaves this one's contents to
+    ``kept`` (each kept file then holds a whole checkpoint on disk). Where links are refused
+    (some network and FUSE filesystems), a copy, synced as ``save_checkpoint`` syncs."""
     import shutil
 
+    if kept.exists() and os.path.samefile(path, kept):
+        return  # already kept: renaming a link over itself would leave the temporary behind
     tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
         try:
             os.link(path, tmp)
         except OSError:
-            shutil.copyfile(path, tmp)
+            with path.open("rb") as source, tmp.open("wb") as copy:
+                shutil.copyfileobj(source, copy)
+                copy.flush()
+                os.fsync(copy.fileno())
         os.replace(tmp, kept)  # a resumed run that writes the same T again replaces it whole
     except BaseException:
         tmp.unlink(missing_ok=True)
