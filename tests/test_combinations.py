@@ -1,5 +1,6 @@
 """Every algo x network x optimizer trains from the real CLI with 2 worker processes (A3C's
-combinations in the default session, the value-based methods' in the slow one).
+combinations in the default session, the value-based methods' in the slow one), and the
+value-based methods on Pong (the LSTM in the default session, feed-forward in the slow one).
 
 The combinations of each algorithm run as one Hydra multirun, the way a user sweeps them,
 which pays the CLI's start-up once per algorithm; each job still starts its own 2 worker
@@ -89,14 +90,28 @@ def test_combination_trains_on_cartpole(cartpole_jobs, algo, network, optimizer)
 
 @pytest.fixture(scope="module")
 def pong_jobs(tmp_path_factory):
-    return _sweep(tmp_path_factory, "pong", [
-        "env=atari/pong", "env.max_episode_frames=1200", "total_frames=3000",
-        f"algo={','.join(ALGOS[1:])}", "network=ff,lstm"])
+    """One sweep per network, run when its first method is tested."""
+    swept: dict[tuple[str, ...], Path] = {}
+
+    def job(algo: str, network: str) -> Path:
+        if (algo, network, "shared_rmsprop") not in swept:
+            swept.update(_sweep(tmp_path_factory, f"pong_{network}", [
+                "env=atari/pong", "env.max_episode_frames=1200", "total_frames=3000",
+                f"algo={','.join(ALGOS[1:])}", f"network={network}"]))
+        return swept[(algo, network, "shared_rmsprop")]
+
+    return job
 
 
-@pytest.mark.parametrize(("algo", "network"), list(itertools.product(ALGOS[1:], NETWORKS)))
+# the LSTM's sweep in the default session (the paper's conv torso and the Q head on Pong's
+# screens, then the LSTM); the feed-forward one in the slow session, since the value-based
+# methods' feed-forward network trains from the CLI in the default one on CartPole
+# (tests/test_envs_per_worker.py, tests/test_option_runs.py)
+@pytest.mark.parametrize(("algo", "network"), [
+    pytest.param(algo, network, marks=pytest.mark.slow if network == "ff" else ())
+    for algo, network in itertools.product(ALGOS[1:], NETWORKS)])
 def test_value_based_methods_train_on_pong(pong_jobs, algo, network):
-    run_dir = pong_jobs[(algo, network, "shared_rmsprop")]
+    run_dir = pong_jobs(algo, network)
     rows = _rows(run_dir / "episodes.csv")
     assert rows and all(-21 <= float(r["score"]) <= 21 for r in rows)
     assert torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"] >= 3000
