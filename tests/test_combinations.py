@@ -51,19 +51,28 @@ def _sweep(tmp_path_factory, name: str, args: list[str]) -> dict[tuple[str, ...]
     return jobs
 
 
+class LazySweeps:
+    """Job directories by (algo, network, optimizer), each sweep run when the first of its
+    jobs is asked for, so a session that deselects a sweep's tests never pays for it."""
+
+    def __init__(self, tmp_path_factory) -> None:
+        self.factory = tmp_path_factory
+        self.jobs: dict[tuple[str, ...], Path] = {}
+
+    def job(self, combination: tuple[str, str, str], name: str, args: list[str]) -> Path:
+        if combination not in self.jobs:
+            self.jobs.update(_sweep(self.factory, name, args))
+        return self.jobs[combination]
+
+
 @pytest.fixture(scope="module")
 def cartpole_jobs(tmp_path_factory):
-    """One sweep per algorithm, run when its first combination is tested."""
-    swept: dict[tuple[str, ...], Path] = {}
-
-    def job(algo: str, network: str, optimizer: str) -> Path:
-        if (algo, network, optimizer) not in swept:
-            swept.update(_sweep(tmp_path_factory, f"cartpole_{algo}", [
-                "env=classic/cartpole", "total_frames=2000", f"algo={algo}",
-                f"network={','.join(NETWORKS)}", f"optimizer={','.join(OPTIMIZERS)}"]))
-        return swept[(algo, network, optimizer)]
-
-    return job
+    """One sweep per algorithm."""
+    sweeps = LazySweeps(tmp_path_factory)
+    return lambda algo, network, optimizer: sweeps.job(
+        (algo, network, optimizer), f"cartpole_{algo}", [
+            "env=classic/cartpole", "total_frames=2000", f"algo={algo}",
+            f"network={','.join(NETWORKS)}", f"optimizer={','.join(OPTIMIZERS)}"])
 
 
 @pytest.mark.parametrize(("algo", "network", "optimizer"), COMBINATIONS)
@@ -90,17 +99,12 @@ def test_combination_trains_on_cartpole(cartpole_jobs, algo, network, optimizer)
 
 @pytest.fixture(scope="module")
 def pong_jobs(tmp_path_factory):
-    """One sweep per network, run when its first method is tested."""
-    swept: dict[tuple[str, ...], Path] = {}
-
-    def job(algo: str, network: str) -> Path:
-        if (algo, network, "shared_rmsprop") not in swept:
-            swept.update(_sweep(tmp_path_factory, f"pong_{network}", [
-                "env=atari/pong", "env.max_episode_frames=1200", "total_frames=3000",
-                f"algo={','.join(ALGOS[1:])}", f"network={network}"]))
-        return swept[(algo, network, "shared_rmsprop")]
-
-    return job
+    """One sweep per network."""
+    sweeps = LazySweeps(tmp_path_factory)
+    return lambda algo, network: sweeps.job(
+        (algo, network, "shared_rmsprop"), f"pong_{network}", [
+            "env=atari/pong", "env.max_episode_frames=1200", "total_frames=3000",
+            f"algo={','.join(ALGOS[1:])}", f"network={network}"])
 
 
 # the LSTM's sweep in the default session (the paper's conv torso and the Q head on Pong's

@@ -107,7 +107,6 @@ def test_a_checkpoint_that_does_not_fit_its_config_is_refused_in_one_line(cartpo
     assert "does not fit the network its config builds" in resumed.stderr
 
 
-
 def test_a_checkpoint_file_is_scored_beside_itself(cartpole_run, tmp_path):
     import shutil
 

@@ -96,7 +96,7 @@ def evaluate(args: argparse.Namespace) -> int:
     path, run_dir = checkpoint_source(args.source)
     video, out = check_outputs(args, run_dir, path if args.source.is_file() else None)
     torch.set_num_threads(1)
-    cfg, model, saved = load_policy(args.source)
+    cfg, model, saved = load_policy(path)
     env = make_env(cfg.env, render_mode="rgb_array" if video else None,
                    evaluation=True)
     policy = eval_policy(cfg, model, args.seed)

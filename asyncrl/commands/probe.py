@@ -202,7 +202,8 @@ def training_curve(run_dir: Path, up_to: int,
     updates = read_columns(run_dir / "updates.csv", ["frames", "entropy"])
     order = np.argsort(updates["frames"], kind="stable")
     frames, entropy = np.asarray(updates["frames"])[order], np.asarray(updates["entropy"])[order]
-    frames, entropy = frames[frames <= up_to], entropy[frames <= up_to]
+    before = frames <= up_to
+    frames, entropy = frames[before], entropy[before]
     curve = [(int(frames[chunk[-1]]), float(entropy[chunk].mean()))
              for chunk in np.array_split(np.arange(len(frames)), max(1, min(points, len(frames))))
              if len(chunk)]
