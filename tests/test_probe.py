@@ -94,6 +94,35 @@ def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, 
     assert at_zero["training_entropy"] == []
     assert at_zero["trained"]["entropy"] == pytest.approx(at_zero["init"]["entropy"])
     assert at_zero["trained"]["entropy"] != report["trained"]["entropy"]
+    # the timeline: a row per kept checkpoint, in the order of T
+    capsys.readouterr()
+    main(["--analyse", str(tmp_path / "p"), "--timeline", "--segments", "4"])
+    printed = capsys.readouterr().out
+    rows = json.loads((tmp_path / "p" / "timeline.json").read_text())
+    assert [row["frames"] for row in rows] == [int(p.stem.split("_")[1]) for p in kept]
+    assert f"{len(kept)} kept checkpoints" in printed and "| g > eps, conv.0 |" in printed
+    assert rows[0]["entropy"] == pytest.approx(at_zero["trained"]["entropy"])
+    assert rows[-1]["entropy"] == pytest.approx(report["trained"]["entropy"])
+    # at T = 0 RMSProp's g is 0: no element above eps
+    assert set(rows[0]["above_eps"].values()) == {0.0}
+
+
+def test_share_above_eps_counts_each_parameters_elements_and_every_workers_slot():
+    from types import SimpleNamespace
+
+    from asyncrl.commands.probe import share_above_eps
+
+    opt = SimpleNamespace(name="rmsprop", eps=1e-3)
+    stats = [torch.tensor([[0.0, 2e-3], [1e-2, 1e-4]]), torch.tensor([[5e-4], [1.0]])]
+    assert share_above_eps(opt, ["w", "b"], stats) == {"w": 0.5, "b": 0.5}
+    assert share_above_eps(SimpleNamespace(name="momentum_sgd"), ["w"], stats[:1]) is None
+
+
+def test_the_timeline_of_a_run_that_kept_no_checkpoints_is_refused(tmp_path):
+    (tmp_path / "checkpoints").mkdir()
+    assert_refused(["--analyse", str(tmp_path), "--timeline"], "kept no checkpoints")
+    assert_refused(["--analyse", str(tmp_path / "checkpoints" / "x.pt"), "--timeline"],
+                   "is not a directory")
 
 
 def test_probe_refuses_a_network_it_cannot_read(tmp_path):

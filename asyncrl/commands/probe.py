@@ -3,6 +3,7 @@
     asyncrl-probe --frames 600000 --name lr3e-3 lr=3e-3
     asyncrl-probe --analyse outputs/pong_a3c      # a run that already exists
     asyncrl-probe --analyse outputs/pong_a3c/checkpoints/frames_00003000000.pt  # at that T
+    asyncrl-probe --analyse outputs/pong_a3c --timeline  # every kept checkpoint, a row each
 
 A long run tells after hours whether a setting learns; the probe tells within minutes
 whether the first steps of learning are under way. It trains through the real CLI (real
@@ -18,6 +19,12 @@ one on a fixed set of screens played by a seeded random policy:
 - live units: the share of each ReLU layer's (unit, position) outputs that vary across
   the screens;
 - score: the mean training score of the run's first and last episodes.
+
+``--timeline`` reads every checkpoint a run kept (``checkpoint.keep=true``) instead, a row
+per T, to see when a network went blind and which parameters RMSProp normalised: for each
+parameter, the share of its elements whose squared-gradient average g stands above ε, where
+the step is about lr per update whatever the gradient's size; below ε the step is plain SGD
+with rate lr/sqrt(ε).
 
 Only actor-critic networks with a discrete policy are probed (A3C with ``network=ff`` or
 ``network=lstm``).
@@ -145,6 +152,24 @@ def _torso_layers(model: Any) -> dict[str, list[Any]]:
             if isinstance(module, nn.Conv2d | nn.Linear)}
 
 
+def screen_outputs(model: Any, screens: Screens) -> tuple[float, float, float,
+                                                         dict[str, float]]:
+    """Entropy, logit spread and value spread on the screens' first states, and the share of
+    each ReLU layer's (unit, position) outputs that vary across them."""
+    import torch
+
+    first = screens.obs[:, 0]
+    with torch.no_grad():
+        logits, values, _ = model(first)
+        entropy = float(model.distribution.entropy(logits).mean())
+        centred = logits - logits.mean(dim=-1, keepdim=True)
+        logit_spread = float(centred.std(dim=0).mean())
+        value_spread = float(values.std())
+    live = {name: float((out.std(dim=0) > 1e-6).float().mean())
+            for name, out in _relu_outputs(model, first).items()}
+    return entropy, logit_spread, value_spread, live
+
+
 def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
     """Entropy, logit and value spread, gradient shares and live units on ``screens``."""
     import torch
@@ -152,17 +177,8 @@ def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
     from asyncrl.algos.a3c import a3c_loss
     from asyncrl.algos.returns import discounted_returns
 
+    entropy, logit_spread, value_spread, live = screen_outputs(model, screens)
     distribution = model.distribution
-    first = screens.obs[:, 0]
-    with torch.no_grad():
-        logits, values, _ = model(first)
-        entropy = float(distribution.entropy(logits).mean())
-        centred = logits - logits.mean(dim=-1, keepdim=True)
-        logit_spread = float(centred.std(dim=0).mean())
-        value_spread = float(values.std())
-    live = {name: float((out.std(dim=0) > 1e-6).float().mean())
-            for name, out in _relu_outputs(model, first).items()}
-
     layers = _torso_layers(model)
     policy_norms = {name: 0.0 for name in layers}
     value_norms = {name: 0.0 for name in layers}
@@ -213,13 +229,20 @@ def training_curve(run_dir: Path, up_to: int,
                    if episodes["frames"][i] <= up_to]
 
 
+def _check_readable(cfg: Any, source: Path) -> None:
+    from asyncrl.errors import UserError
+
+    if cfg.algo.name != "a3c" or cfg.network.name == "gaussian":
+        raise UserError(f"the probe reads A3C with a softmax policy; {source} trained "
+                        f"algo={cfg.algo.name} network={cfg.network.name}")
+
+
 def analyse(source: Path, segments: int) -> ProbeReport:
     """Read a run (its config, checkpoint and CSV files) into a report: a run directory at
     its last checkpoint, or one checkpoint file of a run at that checkpoint's T."""
     import torch
 
     from asyncrl.config.saved import typed_config
-    from asyncrl.errors import UserError
     from asyncrl.learning.seeding import seed_everything
     from asyncrl.run.launcher import build_shared_state
     from asyncrl.run_files.checkpoint import checkpoint_source, load_checkpoint
@@ -228,9 +251,7 @@ def analyse(source: Path, segments: int) -> ProbeReport:
     path, run_dir = checkpoint_source(source)
     saved = load_checkpoint(path)
     cfg = typed_config(saved.config)
-    if cfg.algo.name != "a3c" or cfg.network.name == "gaussian":
-        raise UserError(f"the probe reads A3C with a softmax policy; {source} trained "
-                        f"algo={cfg.algo.name} network={cfg.network.name}")
+    _check_readable(cfg, source)
     cfg.workers = 1
     seed_everything(cfg.seed)  # the same draw as the run's own model at T=0
     initial = build_shared_state(cfg).model
@@ -248,6 +269,99 @@ def analyse(source: Path, segments: int) -> ProbeReport:
         first_score=float(np.mean(scores[:window])) if window else None,
         last_score=float(np.mean(scores[-window:])) if window else None,
         episodes=len(scores), training_entropy=curve)
+
+
+@dataclass
+class TimelineRow:
+    """The network at one kept checkpoint, read without gradients."""
+
+    frames: int
+    entropy: float
+    logit_spread: float
+    value_spread: float
+    live_units: dict[str, float]
+    # parameter name -> share of its elements whose RMSProp g stands above eps (None for
+    # momentum SGD, which has no g)
+    above_eps: dict[str, float] | None
+
+
+def share_above_eps(opt_cfg: Any, names: list[str], statistics: list[Any]
+                    ) -> dict[str, float] | None:
+    """For each parameter, the share of its elements whose squared-gradient average g is
+    above ``opt_cfg.eps``: RMSProp's normalised regime. Per-worker statistics (a leading
+    slot per worker) count every slot's elements."""
+    if opt_cfg.name not in ("shared_rmsprop", "rmsprop"):
+        return None
+    eps = float(opt_cfg.eps)
+    return {name: float((g > eps).float().mean()) for name, g in zip(names, statistics,
+                                                                      strict=True)}
+
+
+def kept_checkpoints(run_dir: Path) -> list[Path]:
+    """The run's kept checkpoints (``checkpoint.keep=true``), in the order of their T."""
+    from asyncrl.errors import UserError
+
+    if not run_dir.is_dir():
+        raise UserError(f"--timeline reads a run directory's kept checkpoints; {run_dir} is "
+                        "not a directory")
+    kept = sorted((run_dir / "checkpoints").glob("frames_*.pt"))
+    if not kept:
+        raise UserError(f"{run_dir} kept no checkpoints: train it with checkpoint.keep=true")
+    return kept
+
+
+def timeline(run_dir: Path, segments: int) -> list[TimelineRow]:
+    """A row for each checkpoint ``run_dir`` kept, read on the probe's screens."""
+    import torch
+
+    from asyncrl.config.saved import typed_config
+    from asyncrl.learning.seeding import seed_everything
+    from asyncrl.run.launcher import build_shared_state
+    from asyncrl.run_files.checkpoint import load_checkpoint
+
+    torch.set_num_threads(1)
+    files = kept_checkpoints(run_dir)
+    first = load_checkpoint(files[0])
+    cfg = typed_config(first.config)
+    _check_readable(cfg, run_dir)
+    cfg.workers = 1
+    seed_everything(cfg.seed)
+    model = build_shared_state(cfg).model
+    screens = collect_screens(cfg, segments, int(cfg.algo.t_max))
+    rows = []
+    for path in files:
+        saved = first if path == files[0] else load_checkpoint(path)
+        model.load_state_dict(saved.model)
+        entropy, logit_spread, value_spread, live = screen_outputs(model, screens)
+        rows.append(TimelineRow(saved.frames, entropy, logit_spread, value_spread, live,
+                                share_above_eps(cfg.optimizer, list(saved.model),
+                                                saved.optimizer["statistics"])))
+    return rows
+
+
+def format_timeline(run_dir: Path, rows: list[TimelineRow]) -> str:
+    """A table, a row per kept checkpoint: the outputs' readings, then for each weight the
+    share of it that RMSProp normalises, and the mean share over the biases (the JSON has
+    each bias's own)."""
+    live_names = list(rows[0].live_units)
+    normalised = rows[0].above_eps or {}
+    weights = [n for n in normalised if not n.endswith("bias")]
+    biases = [n for n in normalised if n.endswith("bias")]
+    head = (["T", "entropy", "logit spread", "value spread"]
+            + [f"live {n}" for n in live_names]
+            + [f"g > eps, {n.removeprefix('torso.').removesuffix('.weight')}" for n in weights]
+            + (["g > eps, biases"] if biases else []))
+    lines = [f"timeline of {run_dir}: {len(rows)} kept checkpoints", "",
+             "| " + " | ".join(head) + " |", "|" + " ---: |" * len(head)]
+    for row in rows:
+        above = row.above_eps or {}
+        cells = [f"{row.frames / 1e6:.2f}M", f"{row.entropy:.3f}", f"{row.logit_spread:.4g}",
+                 f"{row.value_spread:.4g}", *(f"{row.live_units[n]:.2f}" for n in live_names),
+                 *(f"{above[n]:.2f}" for n in weights)]
+        if biases:
+            cells.append(f"{np.mean([above[n] for n in biases]):.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def format_report(report: ProbeReport) -> str:
@@ -332,16 +446,26 @@ def _probe(argv: list[str] | None) -> int:
                         help="read an existing run instead of training one: its last "
                              "checkpoint, or the .pt file given (checkpoint.keep=true keeps "
                              "one per checkpoint)")
+    parser.add_argument("--timeline", action="store_true",
+                        help="read every checkpoint the run kept, a row per T, instead of "
+                             "the last one (-> RUN_DIR/timeline.json)")
     args = parser.parse_args(argv)
     if args.frames <= 0 or args.horizon <= 0 or args.workers < 1 or args.segments < 2:
         raise UserError("--frames, --horizon, --workers and --segments must be positive "
                         "(--segments at least 2)")
     try:
+        # a timeline needs the kept checkpoints; the user's checkpoint.keep still wins
+        keep = ["checkpoint.keep=true"] if args.timeline else []
         source = args.analyse or train(args.name, args.frames, args.horizon, args.workers,
-                                       args.out, args.overrides)
+                                       args.out, [*keep, *args.overrides])
     except RunFailed as failure:
         print(f"asyncrl-probe: error: {failure}", file=sys.stderr)
         return 1
+    if args.timeline:
+        rows = timeline(source, args.segments)
+        (source / "timeline.json").write_text(json.dumps([asdict(r) for r in rows], indent=1))
+        print(format_timeline(source, rows))
+        return 0
     report = analyse(source, args.segments)
     written = source.with_suffix(".probe.json") if source.is_file() else source / "probe.json"
     written.write_text(json.dumps(asdict(report), indent=1))
