@@ -51,6 +51,7 @@ from asyncrl.errors import UserError
 from asyncrl.learning.worker import WorkerSpec, build_worker_parts, learning_step
 from asyncrl.run.launcher import build_shared_state
 from asyncrl.run.pool import START_METHOD, ProcessPool
+from asyncrl.run_files.atomic import write_text_atomically
 from asyncrl.run_files.startup import first_frame_phases
 
 PROG = "python -m asyncrl.commands.bench"
@@ -536,7 +537,7 @@ def measure(argv: list[str] | None) -> int:
     if args.output.exists():
         text = merge_sections(args.output.read_text(), text)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
+    write_text_atomically(args.output, text)
     print(f"wrote {args.output}")
     if stopped_by is None:
         return exit_codes.OK

@@ -22,6 +22,7 @@ from asyncrl.commands.saved_policy import load_policy
 from asyncrl.envs import make_env
 from asyncrl.errors import UserError
 from asyncrl.learning.evaluate import eval_policy, evaluation_actors, max_eval_steps
+from asyncrl.run_files.atomic import write_text_atomically
 from asyncrl.run_files.checkpoint import checkpoint_source
 
 
@@ -124,8 +125,8 @@ def evaluate(args: argparse.Namespace) -> int:
     mean = sum(scores) / len(scores)
     print(f"mean score over {len(scores)} episodes: {mean:g} (checkpoint at T={saved.frames})")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"frames": saved.frames, "scores": scores, "mean": mean},
-                              indent=2) + "\n")
+    write_text_atomically(out, json.dumps({"frames": saved.frames, "scores": scores,
+                                           "mean": mean}, indent=2) + "\n")
     return 0
 
 

@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from asyncrl.run_files.atomic import write_text_atomically
+
 SCREEN_SEED = 20_161_602  # the same screens for every probe of an environment
 SEGMENT_GAP = 20  # random steps between two recorded segments, so screens differ
 SCORE_EPISODES = 20
@@ -463,12 +465,13 @@ def _probe(argv: list[str] | None) -> int:
         return 1
     if args.timeline:
         rows = timeline(source, args.segments)
-        (source / "timeline.json").write_text(json.dumps([asdict(r) for r in rows], indent=1))
+        write_text_atomically(source / "timeline.json",
+                              json.dumps([asdict(r) for r in rows], indent=1))
         print(format_timeline(source, rows))
         return 0
     report = analyse(source, args.segments)
     written = source.with_suffix(".probe.json") if source.is_file() else source / "probe.json"
-    written.write_text(json.dumps(asdict(report), indent=1))
+    write_text_atomically(written, json.dumps(asdict(report), indent=1))
     print(format_report(report))
     return 0
 

@@ -30,6 +30,7 @@ from asyncrl.report.metrics import (
 )
 from asyncrl.report.runs import Found, Run, find_runs
 from asyncrl.report.studies import study_lines
+from asyncrl.run_files.atomic import write_text_atomically
 
 PAPER_COLUMNS = ("dqn", "gorila", "double", "dueling", "prioritized", "a3c_ff_1day", "a3c_ff",
                  "a3c_lstm")
@@ -217,7 +218,7 @@ def build_report(roots: list[Path], out: Path, k: int = 5, window: int = 20,
                   "reference`; a run that changed the track, car or episode limits has none.",
                   ""] + torcs + [""]
     report = out / "report.md"
-    report.write_text("\n".join(lines))
+    write_text_atomically(report, "\n".join(lines))
     return report
 
 
