@@ -107,22 +107,33 @@ def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, 
     assert set(rows[0]["above_eps"].values()) == {0.0}
 
 
-def test_share_above_eps_counts_each_parameters_elements_and_every_workers_slot():
+def test_share_above_eps_counts_every_element_of_each_parameter_and_skips_momentum():
     from types import SimpleNamespace
 
     from asyncrl.commands.probe import share_above_eps
 
     opt = SimpleNamespace(name="rmsprop", eps=1e-3)
+    # per-worker statistics: a slot per worker, each of the parameter's shape
     stats = [torch.tensor([[0.0, 2e-3], [1e-2, 1e-4]]), torch.tensor([[5e-4], [1.0]])]
     assert share_above_eps(opt, ["w", "b"], stats) == {"w": 0.5, "b": 0.5}
     assert share_above_eps(SimpleNamespace(name="momentum_sgd"), ["w"], stats[:1]) is None
 
 
-def test_the_timeline_of_a_run_that_kept_no_checkpoints_is_refused(tmp_path):
+def test_a_timeline_that_cannot_be_read_is_refused_in_one_line(tmp_path):
     (tmp_path / "checkpoints").mkdir()
     assert_refused(["--analyse", str(tmp_path), "--timeline"], "kept no checkpoints")
-    assert_refused(["--analyse", str(tmp_path / "checkpoints" / "x.pt"), "--timeline"],
-                   "is not a directory")
+    one_file = tmp_path / "checkpoints" / "frames_00000000000.pt"
+    one_file.write_bytes(b"")
+    assert_refused(["--analyse", str(one_file), "--timeline"],
+                   f"not one file: give the run directory ({tmp_path} ")
+    assert_refused(["--analyse", str(tmp_path / "elsewhere"), "--timeline"],
+                   "no run directory at")
+    # refused before any training: a timeline needs the checkpoints the run keeps
+    out = tmp_path / "out"
+    out.mkdir()
+    assert_refused(["--timeline", "checkpoint.keep=false", "--out", str(out)],
+                   "drop checkpoint.keep=false")
+    assert not any(out.iterdir())
 
 
 def test_probe_refuses_a_network_it_cannot_read(tmp_path):

@@ -22,9 +22,10 @@ one on a fixed set of screens played by a seeded random policy:
 
 ``--timeline`` reads every checkpoint a run kept (``checkpoint.keep=true``) instead, a row
 per T, to see when a network went blind and which parameters RMSProp normalised: for each
-parameter, the share of its elements whose squared-gradient average g stands above ε, where
-the step is about lr per update whatever the gradient's size; below ε the step is plain SGD
-with rate lr/sqrt(ε).
+parameter, the share of its elements whose squared-gradient average g stands above ε. Once
+g has followed the gradients for a few hundred updates, that is where the step is about lr
+whatever the gradient's size; below ε the step is plain SGD with rate lr/sqrt(ε). While g
+still holds a large ``optimizer.initial_square_avg``, "above ε" means steps below lr.
 
 Only actor-critic networks with a discrete policy are probed (A3C with ``network=ff`` or
 ``network=lstm``).
@@ -239,35 +240,50 @@ def _check_readable(cfg: Any, source: Path) -> None:
                         f"algo={cfg.algo.name} network={cfg.network.name}")
 
 
-def analyse(source: Path, segments: int) -> ProbeReport:
-    """Read a run (its config, checkpoint and CSV files) into a report: a run directory at
-    its last checkpoint, or one checkpoint file of a run at that checkpoint's T."""
+@dataclass
+class Reader:
+    """What reading a run's checkpoints needs: its config, the model its checkpoints load
+    into (the run's own T = 0 model, rebuilt from its seed) and the probe's screens."""
+
+    cfg: Any
+    model: Any
+    screens: Screens
+
+
+def _reader(saved: Any, source: Path, segments: int) -> Reader:
     import torch
 
     from asyncrl.config.saved import typed_config
     from asyncrl.learning.seeding import seed_everything
     from asyncrl.run.launcher import build_shared_state
-    from asyncrl.run_files.checkpoint import checkpoint_source, load_checkpoint
 
     torch.set_num_threads(1)
-    path, run_dir = checkpoint_source(source)
-    saved = load_checkpoint(path)
     cfg = typed_config(saved.config)
     _check_readable(cfg, source)
     cfg.workers = 1
     seed_everything(cfg.seed)  # the same draw as the run's own model at T=0
-    initial = build_shared_state(cfg).model
-    trained = copy.deepcopy(initial)
+    model = build_shared_state(cfg).model
+    return Reader(cfg, model, collect_screens(cfg, segments, int(cfg.algo.t_max)))
+
+
+def analyse(source: Path, segments: int) -> ProbeReport:
+    """Read a run (its config, checkpoint and CSV files) into a report: a run directory at
+    its last checkpoint, or one checkpoint file of a run at that checkpoint's T."""
+    from asyncrl.run_files.checkpoint import checkpoint_source, load_checkpoint
+
+    path, run_dir = checkpoint_source(source)
+    saved = load_checkpoint(path)
+    reader = _reader(saved, source, segments)
+    trained = copy.deepcopy(reader.model)
     trained.load_state_dict(saved.model)
-    screens = collect_screens(cfg, segments, int(cfg.algo.t_max))
     curve, scores = training_curve(run_dir, saved.frames)
     n_actions = int(saved.model["policy.bias"].numel())
     window = min(SCORE_EPISODES, len(scores))
     return ProbeReport(
         source=str(source), frames=saved.frames,
         entropy_uniform=math.log(n_actions),
-        init=read_network(initial, screens, cfg.algo),
-        trained=read_network(trained, screens, cfg.algo),
+        init=read_network(reader.model, reader.screens, reader.cfg.algo),
+        trained=read_network(trained, reader.screens, reader.cfg.algo),
         first_score=float(np.mean(scores[:window])) if window else None,
         last_score=float(np.mean(scores[-window:])) if window else None,
         episodes=len(scores), training_entropy=curve)
@@ -303,9 +319,12 @@ def kept_checkpoints(run_dir: Path) -> list[Path]:
     """The run's kept checkpoints (``checkpoint.keep=true``), in the order of their T."""
     from asyncrl.errors import UserError
 
+    if run_dir.is_file():
+        raise UserError(f"--timeline reads a run directory's kept checkpoints, not one file: "
+                        f"give the run directory ({run_dir.parent.parent} for a file in its "
+                        "checkpoints/)")
     if not run_dir.is_dir():
-        raise UserError(f"--timeline reads a run directory's kept checkpoints; {run_dir} is "
-                        "not a directory")
+        raise UserError(f"no run directory at {run_dir}")
     kept = sorted((run_dir / "checkpoints").glob("frames_*.pt"))
     if not kept:
         raise UserError(f"{run_dir} kept no checkpoints: train it with checkpoint.keep=true")
@@ -314,30 +333,22 @@ def kept_checkpoints(run_dir: Path) -> list[Path]:
 
 def timeline(run_dir: Path, segments: int) -> list[TimelineRow]:
     """A row for each checkpoint ``run_dir`` kept, read on the probe's screens."""
-    import torch
-
-    from asyncrl.config.saved import typed_config
-    from asyncrl.learning.seeding import seed_everything
-    from asyncrl.run.launcher import build_shared_state
     from asyncrl.run_files.checkpoint import load_checkpoint
 
-    torch.set_num_threads(1)
     files = kept_checkpoints(run_dir)
     first = load_checkpoint(files[0])
-    cfg = typed_config(first.config)
-    _check_readable(cfg, run_dir)
-    cfg.workers = 1
-    seed_everything(cfg.seed)
-    model = build_shared_state(cfg).model
-    screens = collect_screens(cfg, segments, int(cfg.algo.t_max))
+    reader = _reader(first, run_dir, segments)
+    # the optimizer keeps its statistics in the order of model.parameters()
+    names = [name for name, _ in reader.model.named_parameters()]
     rows = []
     for path in files:
         saved = first if path == files[0] else load_checkpoint(path)
-        model.load_state_dict(saved.model)
-        entropy, logit_spread, value_spread, live = screen_outputs(model, screens)
+        reader.model.load_state_dict(saved.model)
+        entropy, logit_spread, value_spread, live = screen_outputs(reader.model,
+                                                                   reader.screens)
+        statistics = saved.optimizer.get("statistics", saved.optimizer.get("square_avg"))
         rows.append(TimelineRow(saved.frames, entropy, logit_spread, value_spread, live,
-                                share_above_eps(cfg.optimizer, list(saved.model),
-                                                saved.optimizer["statistics"])))
+                                share_above_eps(reader.cfg.optimizer, names, statistics)))
     return rows
 
 
@@ -347,12 +358,12 @@ def format_timeline(run_dir: Path, rows: list[TimelineRow]) -> str:
     each bias's own)."""
     live_names = list(rows[0].live_units)
     normalised = rows[0].above_eps or {}
-    weights = [n for n in normalised if not n.endswith("bias")]
-    biases = [n for n in normalised if n.endswith("bias")]
+    biases = [n for n in normalised if n.rsplit(".", 1)[-1].startswith("bias")]
+    weights = [n for n in normalised if n not in biases]
     head = (["T", "entropy", "logit spread", "value spread"]
             + [f"live {n}" for n in live_names]
             + [f"g > eps, {n.removeprefix('torso.').removesuffix('.weight')}" for n in weights]
-            + (["g > eps, biases"] if biases else []))
+            + (["g > eps, biases (mean of their shares)"] if biases else []))
     lines = [f"timeline of {run_dir}: {len(rows)} kept checkpoints", "",
              "| " + " | ".join(head) + " |", "|" + " ---: |" * len(head)]
     for row in rows:
@@ -450,14 +461,22 @@ def _probe(argv: list[str] | None) -> int:
                              "one per checkpoint)")
     parser.add_argument("--timeline", action="store_true",
                         help="read every checkpoint the run kept, a row per T, instead of "
-                             "the last one (-> RUN_DIR/timeline.json)")
+                             "the last one (-> RUN_DIR/timeline.json); when training, keep "
+                             "one every tenth of --frames unless checkpoint.interval_frames "
+                             "is given")
     args = parser.parse_args(argv)
     if args.frames <= 0 or args.horizon <= 0 or args.workers < 1 or args.segments < 2:
         raise UserError("--frames, --horizon, --workers and --segments must be positive "
                         "(--segments at least 2)")
     try:
-        # a timeline needs the kept checkpoints; the user's checkpoint.keep still wins
-        keep = ["checkpoint.keep=true"] if args.timeline else []
+        # a timeline reads kept checkpoints: one every tenth of the run unless the user
+        # sets the interval (their keys come after these, so theirs win)
+        keep = ([f"checkpoint.interval_frames={max(1, args.frames // 10)}",
+                 "checkpoint.keep=true"] if args.timeline else [])
+        if args.timeline and not args.analyse and any(
+                o.replace(" ", "").lower() == "checkpoint.keep=false" for o in args.overrides):
+            raise UserError("--timeline reads the checkpoints a run keeps: drop "
+                            "checkpoint.keep=false")
         source = args.analyse or train(args.name, args.frames, args.horizon, args.workers,
                                        args.out, [*keep, *args.overrides])
     except RunFailed as failure:
