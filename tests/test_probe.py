@@ -64,6 +64,30 @@ def test_dead_units_are_counted_as_dead(pong_screens):
     assert reading.policy_share["conv.0"] != reading.policy_share["conv.0"]  # nan: no gradient
 
 
+def test_an_lstm_reads_each_screen_from_its_initial_state(pong_screens):
+    from gymnasium.spaces import Box, Discrete
+
+    from asyncrl.commands.probe import Screens, screen_outputs
+
+    _, screens = pong_screens
+    torch.manual_seed(0)
+    model = build_model(compose("network=lstm"), Box(0, 255, (4, 84, 84)), Discrete(6),
+                        "actor_critic")
+    flipped = Screens(screens.obs.flip(0), screens.actions, screens.rewards, screens.terminals)
+    # read as one sequence, the order of the screens would change every reading
+    *readings, live = screen_outputs(model, screens)
+    *flipped_readings, flipped_live = screen_outputs(model, flipped)
+    assert readings == pytest.approx(flipped_readings, rel=1e-5)
+    assert live == flipped_live
+    # ... and a screen read among the others reads as it does alone
+    with torch.no_grad():
+        (alone, _), _ = model.step_many(screens.obs[:1, 0], [None])
+        (among, _), _ = model.step_many(screens.obs[:, 0], [None] * screens.obs.shape[0])
+        (sequence, _, _) = model(screens.obs[:, 0])
+    assert torch.allclose(among[0], alone[0], atol=1e-6)
+    assert not torch.allclose(sequence[-1], among[-1], atol=1e-6)  # what the fix changed
+
+
 def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["probe"])

@@ -157,13 +157,16 @@ def _torso_layers(model: Any) -> dict[str, list[Any]]:
 
 def screen_outputs(model: Any, screens: Screens) -> tuple[float, float, float,
                                                          dict[str, float]]:
-    """Entropy, logit spread and value spread on the screens' first states, and the share of
-    each ReLU layer's (unit, position) outputs that vary across them."""
+    """Entropy, logit spread and value spread on the screens' first states, each read from
+    the network's initial recurrent state, and the share of each ReLU layer's (unit,
+    position) outputs that vary across them."""
     import torch
 
     first = screens.obs[:, 0]
     with torch.no_grad():
-        logits, values, _ = model(first)
+        # each screen as the first step of an episode: an LSTM reads it from its initial
+        # state, not after the screens before it as one sequence
+        (logits, values), _ = model.step_many(first, [None] * len(first))
         entropy = float(model.distribution.entropy(logits).mean())
         centred = logits - logits.mean(dim=-1, keepdim=True)
         logit_spread = float(centred.std(dim=0).mean())
