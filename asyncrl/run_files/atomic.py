@@ -17,7 +17,7 @@ def write_text_atomically(path: Path, text: str) -> None:
     try:
         # mkstemp makes the file private (0600); give it the mode open() would have
         os.fchmod(handle, 0o666 & ~_umask())
-        with os.fdopen(handle, "w") as out:
+        with os.fdopen(handle, "w", newline="") as out:  # the text as given, byte for byte
             out.write(text)
         os.replace(tmp, path)
     except BaseException:

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from asyncrl.run_files.atomic import write_text_atomically
 from asyncrl.run_files.trackers import Tracker
 
 EPISODE_FIELDS = ["worker", "frames", "wall_time", "score", "episode_frames"]
@@ -77,10 +76,7 @@ def keep_rows_up_to(path: Path, frames: int) -> list[dict[str, str]]:
         kept_rows.append(row)
         kept_lines.append(line)
     if len(kept_lines) != len(lines) or len(whole) != sum(map(len, lines)):
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(handle, "w", newline="") as out:
-            out.writelines(kept_lines)
-        os.replace(tmp, path)
+        write_text_atomically(path, "".join(kept_lines))
     return kept_rows
 
 

@@ -6,13 +6,13 @@ still in progress and to say why a run has no score.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from asyncrl.run_files.atomic import write_text_atomically
 
 STATUS_FILE = "status.json"
 RUNNING, FINISHED, INTERRUPTED, FAILED, DIVERGED = (
@@ -31,14 +31,9 @@ def write_status(run_dir: Path, status: str, **fields: Any) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"status": status, "pid": os.getpid(), **fields}, indent=1)
     target = run_dir / STATUS_FILE
-    handle, tmp = tempfile.mkstemp(dir=run_dir, prefix=".status.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w") as out:
-            out.write(text)
-        os.replace(tmp, target)
+        write_text_atomically(target, text)
     except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         if error.errno not in (errno.ENOSPC, errno.EDQUOT) or not _overwrite(target, text):
             raise
 
