@@ -18,6 +18,7 @@ from typing import Any
 
 from asyncrl.commands.cli import check_room, claim_run_dir, resumed_config
 from asyncrl.commands.cli import train as train_job
+from asyncrl.commands.start_from import start_checkpoint
 from asyncrl.config.checks import validate
 from asyncrl.config.compose import compose_config, register_schemas
 from asyncrl.errors import UserError
@@ -58,7 +59,10 @@ def train(overrides: Sequence[str] = (), run_dir: str | Path | None = None) -> T
         validate(_to_object(resumed_config(where, args)[0]))
         check_room(where)
     else:
-        validate(_to_object(cfg))
+        typed = _to_object(cfg)
+        validate(typed)
+        if typed.init_from is not None:
+            start_checkpoint(typed)
         where = _claim(run_dir)
     with _run_log(where):
         code = train_job(cfg, where, args)

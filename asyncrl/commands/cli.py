@@ -23,6 +23,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from asyncrl import exit_codes
+from asyncrl.commands.start_from import start_checkpoint
 from asyncrl.config.checks import validate
 from asyncrl.config.compose import (
     check_multirun,
@@ -106,7 +107,10 @@ def prepare_arguments(args: list[str]) -> list[str]:
     overrides = [a for a in args if not a.startswith(("hydra.", "hydra/"))]
     resume = _resume_dir(overrides)
     if resume is None:
-        validate(compose_config(overrides, as_object=True))
+        cfg = compose_config(overrides, as_object=True)
+        validate(cfg)
+        if cfg.init_from is not None:
+            start_checkpoint(cfg)
         return claim_run_dir(args)
     cfg, _ = resumed_config(resume, overrides)
     validate(OmegaConf.to_object(cfg))
@@ -223,7 +227,10 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
         log.info("resuming %s from T=%s", run_dir, f"{saved.frames:,}")
     train_cfg = OmegaConf.to_object(cfg)
     validate(train_cfg)
-    return Launcher(train_cfg, run_dir, saved).run()
+    # a resumed run goes on from its own checkpoint, whatever init_from it started with
+    start = (start_checkpoint(train_cfg) if saved is None and train_cfg.init_from is not None
+             else None)
+    return Launcher(train_cfg, run_dir, saved, start).run()
 
 
 @hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")

@@ -11,6 +11,8 @@ asyncrl: train agents with the asynchronous methods of Mnih et al. (2016).
 Usage: asyncrl [KEY=VALUE ...]            one run; outputs in outputs/DATE/TIME
        asyncrl -m [KEY=A,B ...]           a sweep; one run per value (multirun/...)
        asyncrl resume=RUN_DIR [total_frames=N]   continue a run from its checkpoint
+       asyncrl init_from=CHECKPOINT [KEY=VALUE ...]  a new run from a checkpoint's
+                                          weights, optimizer statistics and T
 
 Choose (GROUP=OPTION):
   algo=        a3c (default), nstep_q, one_step_q, one_step_sarsa

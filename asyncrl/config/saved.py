@@ -62,7 +62,7 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
     # before these keys: one environment per worker, lr annealed over total_frames, the
     # sweepers' objective the training score, a stalled worker killed after 300 s
     ("", ()): {"envs_per_worker": 1, "lr_anneal_frames": None, "objective": "train_score",
-               "stall_seconds": 300.0},
+               "stall_seconds": 300.0, "init_from": None},
     ("log", ()): {"wandb": False, "wandb_project": "asyncrl"},
     ("checkpoint", ()): {"keep": False},
     # before default_lr, conf/config.yaml gave every run lr 7e-4 (Atari's A3C lr was

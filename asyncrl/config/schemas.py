@@ -127,6 +127,7 @@ class TrainConfig:
     seed: int = MISSING
     serial: bool = MISSING
     resume: str | None = MISSING
+    init_from: str | None = MISSING
     objective: str = MISSING
     max_worker_restarts: int = MISSING
     stall_seconds: float = MISSING

@@ -42,6 +42,7 @@ from asyncrl.run_files import run_status, startup
 from asyncrl.run_files.checkpoint import (
     Checkpoint,
     checkpoint_path,
+    checkpoint_source,
     keep_copy,
     kept_checkpoint_path,
     load_model_weights,
@@ -107,7 +108,8 @@ def build_shared_state(cfg: Any) -> SharedState:
 class Launcher:
     """One training run: ``Launcher(cfg, run_dir, resume_from).run()`` returns an exit code."""
 
-    def __init__(self, cfg: Any, run_dir: Path, resume_from: Checkpoint | None = None):
+    def __init__(self, cfg: Any, run_dir: Path, resume_from: Checkpoint | None = None,
+                 start_from: Checkpoint | None = None):
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.generation = 0
@@ -118,6 +120,8 @@ class Launcher:
         self.startup.mark(startup.MODEL)
         if resume_from is not None:
             self._restore(resume_from)
+        elif start_from is not None:
+            self._start_from(start_from)
         self.recorder: Recorder | None = None
         self.blindness = blindness_watch(self.shared.model, cfg.total_frames)
         self._last_progress = (time.monotonic(), self.shared.total_frames())
@@ -128,23 +132,40 @@ class Launcher:
         self._shutting_down = False
 
     def _restore(self, saved: Checkpoint) -> None:
-        path = checkpoint_path(self.run_dir)
+        self._load_state(saved, checkpoint_path(self.run_dir), "resume", with_optimizer=True)
+        self.generation = saved.generation + 1
+        if saved.torch_rng is not None:
+            torch.set_rng_state(saved.torch_rng)
+
+    def _start_from(self, saved: Checkpoint) -> None:
+        """init_from=: a new run (generation 0, its own seed's streams and a directory of its
+        own) that goes on from another run's state, under this run's config."""
+        path, _ = checkpoint_source(Path(self.cfg.init_from))
+        was = saved.config.get("optimizer", {}).get("name")
+        same_optimizer = was == self.cfg.optimizer.name
+        if not same_optimizer:
+            log.warning("init_from: the checkpoint's optimizer was %s, this run's is %s: its "
+                        "statistics start afresh", was, self.cfg.optimizer.name)
+        self._load_state(saved, path, "init_from", with_optimizer=same_optimizer)
+        log.info("starting from %s at T=%s", path, f"{saved.frames:,}")
+
+    def _load_state(self, saved: Checkpoint, path: Path, why: str, with_optimizer: bool) -> None:
         load_model_weights(self.shared.model, saved.model, path)
-        try:
-            notes = self.shared.optimizer.load_state_dict(saved.optimizer)
-        except ValueError as error:
-            raise UserError(f"checkpoint {path}: {error}") from None
-        for note in notes:
-            log.warning("resume: %s", note)
+        if with_optimizer:
+            try:
+                notes = self.shared.optimizer.load_state_dict(saved.optimizer)
+            except ValueError as error:
+                raise UserError(f"checkpoint {path}: {error}") from None
+            for note in notes:
+                log.warning("%s: %s", why, note)
         if self.shared.target is not None:
             load_model_weights(self.shared.target, saved.target_or_model(), path)
             assert self.shared.target_epoch is not None
             self.shared.target_epoch[0] = saved.target_epoch
+        # T and the seconds so far go on, so the lr schedule, the curves and the minutes
+        # to a score continue the run the checkpoint came from
         self.shared.base_frames = saved.frames
         self.shared.wall_offset = saved.wall_time
-        self.generation = saved.generation + 1
-        if saved.torch_rng is not None:
-            torch.set_rng_state(saved.torch_rng)
 
     # ---- the run ---------------------------------------------------------------------------
 

@@ -1,0 +1,105 @@
+"""init_from=: a new run that goes on from another run's checkpoint under its own config."""
+
+import csv
+import json
+
+import pytest
+import torch
+
+from asyncrl.commands.start_from import start_checkpoint
+from asyncrl.run.launcher import Launcher
+from asyncrl.run_files.checkpoint import checkpoint_path, load_checkpoint
+from tests.conftest import compose, run_cli
+
+SERIAL = ("env=classic/cartpole", "serial=true", "workers=1", "log.progress=false",
+          "log.tensorboard=false", "eval.episodes=0")
+
+
+@pytest.fixture(scope="module")
+def parent(tmp_path_factory):
+    """A short serial CartPole run: the checkpoint the others start from."""
+    run_dir = tmp_path_factory.mktemp("parent")
+    assert Launcher(compose(*SERIAL, "total_frames=600"), run_dir).run() == 0
+    return run_dir
+
+
+def _started(run_dir, *overrides):
+    cfg = compose(*SERIAL, *overrides)
+    return Launcher(cfg, run_dir, start_from=start_checkpoint(cfg))
+
+
+def _rows(path):
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_run_started_from_a_checkpoint_has_its_weights_statistics_and_T(parent, tmp_path):
+    saved = load_checkpoint(checkpoint_path(parent))
+    launcher = _started(tmp_path, f"init_from={parent}", "total_frames=1200", "lr=3e-3")
+    model = launcher.shared.model.state_dict()
+    assert all(torch.equal(model[k], v) for k, v in saved.model.items())
+    statistics = launcher.shared.optimizer.state_dict()["statistics"]
+    assert any(s.abs().sum() > 0 for s in statistics)  # the parent's, not a fresh start
+    assert all(torch.equal(a, b) for a, b in
+               zip(statistics, saved.optimizer["statistics"], strict=True))
+    assert launcher.shared.total_frames() == saved.frames >= 600
+
+    assert launcher.run() == 0
+    updates = _rows(tmp_path / "updates.csv")
+    assert updates and min(int(r["frames"]) for r in updates) > saved.frames
+    # the lr schedule goes on from the parent's T, at this run's lr: 3e-3 (1 - T/1200),
+    # where a schedule begun afresh would start near 3e-3
+    lrs = [float(r["lr"]) for r in updates]
+    assert 0 < max(lrs) <= 3e-3 * (1 - saved.frames / 1200) * 1.001
+    status = json.loads((tmp_path / "status.json").read_text())
+    assert status["frames"] >= 1200
+    assert load_checkpoint(checkpoint_path(tmp_path)).config["init_from"] == str(parent)
+
+
+def test_another_optimizer_starts_its_statistics_afresh_from_the_checkpoints_weights(
+        parent, tmp_path):
+    saved = load_checkpoint(checkpoint_path(parent))
+    launcher = _started(tmp_path, f"init_from={parent}", "total_frames=600",
+                        "optimizer=momentum_sgd")
+    model = launcher.shared.model.state_dict()
+    assert all(torch.equal(model[k], v) for k, v in saved.model.items())
+    assert all(s.abs().sum() == 0 for s in launcher.shared.optimizer.state_dict()["statistics"])
+
+
+def test_a_kept_checkpoint_file_can_be_named(parent, tmp_path):
+    kept = parent / "checkpoints" / "frames_00000000000.pt"
+    kept.write_bytes(checkpoint_path(parent).read_bytes())
+    launcher = _started(tmp_path, f"init_from={kept}", "total_frames=600")
+    assert launcher.shared.total_frames() == load_checkpoint(kept).frames
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["init_from=does/not/exist"], "init_from='does/not/exist': no checkpoint file"),
+    (["init_from=PARENT", "network=lstm"], "does not fit the network"),
+    (["init_from=PARENT", "env=atari/pong"], "does not fit the network"),
+    (["init_from=PARENT", "resume=PARENT"], "only total_frames"),
+])
+def test_a_checkpoint_that_is_missing_or_does_not_fit_is_refused_in_one_line(
+        parent, workdir, extra, fragment):
+    args = [a.replace("PARENT", str(parent)) for a in extra]
+    result = run_cli(["env=classic/cartpole", "total_frames=1000", *args], workdir,
+                     timeout=120)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("asyncrl: error:"), result.stderr
+    assert fragment in lines[0] and "Traceback" not in result.stdout + result.stderr
+    assert not (workdir / "outputs").exists()
+
+
+def test_a_started_run_resumes_from_its_own_checkpoint(parent, tmp_path, workdir):
+    branch = tmp_path / "branch"
+    assert _started(branch, f"init_from={parent}", "total_frames=1200").run() == 0
+    t_branch = load_checkpoint(checkpoint_path(branch)).frames
+    moved = tmp_path / "gone"
+    parent.rename(moved)  # the origin is no longer needed once the branch has its own
+    try:
+        result = run_cli([f"resume={branch}", "total_frames=1800"], workdir, timeout=120)
+    finally:
+        moved.rename(parent)
+    assert result.returncode == 0, result.stderr
+    assert load_checkpoint(checkpoint_path(branch)).frames >= max(1800, t_branch)
