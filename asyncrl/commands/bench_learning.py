@@ -37,7 +37,7 @@ SB3_FRAME_SKIP = 4  # its AtariWrapper repeats each action for 4 frames, as ours
 # rl-baselines3-zoo's hyperparams/a2c.yml, key atari: where SB3 A2C's published Atari
 # scores (279.8 on Breakout at 10M steps, 40M frames) come from; lr, n_steps, gamma and
 # max_grad_norm are A2C's defaults there (7e-4, 5, 0.99, 0.5)
-SB3_ZOO_A2C = {"ent_coef": 0.01, "vf_coef": 0.25}
+SB3_ZOO_A2C: dict[str, Any] = {"ent_coef": 0.01, "vf_coef": 0.25}
 SB3_ZOO_OPTIMIZER_EPS = 1e-5  # RMSpropTFLike's eps in the zoo's policy_kwargs
 SB3_RUN_NAME = "sb3_a2c"  # the peer's directory under the bench run's, beside the settings'
 DEFAULT_GAME = "pong"
@@ -203,7 +203,7 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
     """SB3 A2C with rl-zoo's Atari settings and 16 environments until the same target,
     frame cap or ``stop``; None when SB3 is not installed. With ``out`` its episodes go to
     ``out/sb3_a2c/episodes.csv``."""
-    stop = stop or StopRequests()
+    requests = stop or StopRequests()
     started = time.monotonic()  # before the imports: they are part of a user's wait
     try:
         import ale_py
@@ -243,7 +243,7 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
                                 int(info["episode"]["l"]))
                     ended = True
             return (now_frames < max_frames and not (ended and reached_goal())
-                    and stop.signum is None)
+                    and requests.signum is None)
 
     env = VecFrameStack(make_atari_env(sb3_env_id(game), n_envs=SB3_ENVS, seed=0), n_stack=4)
     try:
@@ -261,7 +261,7 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
     minutes = (time.monotonic() - started) / 60
     row = LearningRow(f"SB3 A2C, {SB3_ENVS} envs", first_reached(
         np.array(frames), np.array(hours), np.array(scores), targets, window), stopped, minutes,
-        run_dir, stop.signum is not None)
+        run_dir, requests.signum is not None)
     print(f"SB3 A2C: {row.ending} at {stopped:,} frames after {minutes:.1f} min", flush=True)
     return row
 

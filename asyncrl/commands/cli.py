@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -225,7 +226,7 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
         run_dir = Path(cfg.resume)
         cfg, saved = resumed_config(run_dir, overrides)
         log.info("resuming %s from T=%s", run_dir, f"{saved.frames:,}")
-    train_cfg = OmegaConf.to_object(cfg)
+    train_cfg: Any = OmegaConf.to_object(cfg)
     validate(train_cfg)
     # a resumed run goes on from its own checkpoint, whatever init_from it started with
     start = (start_checkpoint(train_cfg) if saved is None and train_cfg.init_from is not None

@@ -306,12 +306,12 @@ class TimelineRow:
     above_eps: dict[str, float] | None
 
 
-def share_above_eps(opt_cfg: Any, names: list[str], statistics: list[Any]
+def share_above_eps(opt_cfg: Any, names: list[str], statistics: list[Any] | None
                     ) -> dict[str, float] | None:
     """For each parameter, the share of its elements whose squared-gradient average g is
     above ``opt_cfg.eps``: RMSProp's normalised regime. Per-worker statistics (a leading
     slot per worker) count every slot's elements."""
-    if opt_cfg.name not in ("shared_rmsprop", "rmsprop"):
+    if opt_cfg.name not in ("shared_rmsprop", "rmsprop") or statistics is None:
         return None
     eps = float(opt_cfg.eps)
     return {name: float((g > eps).float().mean()) for name, g in zip(names, statistics,

@@ -26,7 +26,8 @@ class CsvLog:
             # a run resumed by a later version keeps its file's columns: a metric added
             # since is not written there rather than written under another's header
             with path.open(newline="") as existing:
-                fields = next(csv.reader(existing), None) or fields
+                header: list[str] | None = next(csv.reader(existing), None)
+                fields = header or fields
         self.path = path
         self._handle = path.open("a", newline="", buffering=1)
         self._writer = csv.DictWriter(self._handle, fieldnames=fields, extrasaction="ignore")
