@@ -59,22 +59,79 @@ def test_a_run_started_from_a_checkpoint_has_its_weights_statistics_and_T(parent
 def test_another_optimizer_starts_its_statistics_afresh_from_the_checkpoints_weights(
         parent, tmp_path):
     saved = load_checkpoint(checkpoint_path(parent))
-    launcher = _started(tmp_path, f"init_from={parent}", "total_frames=600",
+    launcher = _started(tmp_path, f"init_from={parent}", "total_frames=1200",
                         "optimizer=momentum_sgd")
     model = launcher.shared.model.state_dict()
     assert all(torch.equal(model[k], v) for k, v in saved.model.items())
     assert all(s.abs().sum() == 0 for s in launcher.shared.optimizer.state_dict()["statistics"])
 
 
-def test_a_kept_checkpoint_file_can_be_named(parent, tmp_path):
-    kept = parent / "checkpoints" / "frames_00000000000.pt"
-    kept.write_bytes(checkpoint_path(parent).read_bytes())
-    launcher = _started(tmp_path, f"init_from={kept}", "total_frames=600")
-    assert launcher.shared.total_frames() == load_checkpoint(kept).frames
+def test_a_checkpoint_file_can_be_named_instead_of_a_run_directory(parent, tmp_path):
+    copy = tmp_path / "copy.pt"
+    copy.write_bytes(checkpoint_path(parent).read_bytes())
+    launcher = _started(tmp_path / "run", f"init_from={copy}", "total_frames=1200")
+    assert launcher.shared.total_frames() == load_checkpoint(copy).frames
+
+
+def test_a_value_based_start_keeps_the_target_and_counts_its_own_target_interval(tmp_path):
+    parent = tmp_path / "parent"
+    base = ("algo=nstep_q", "algo.target_update_frames=200")
+    assert Launcher(compose(*SERIAL, *base, "total_frames=600"), parent).run() == 0
+    saved = load_checkpoint(checkpoint_path(parent))
+    launcher = _started(tmp_path / "run", "algo=nstep_q", "algo.target_update_frames=1000",
+                        f"init_from={parent}", "total_frames=5000")
+    target = launcher.shared.target.state_dict()
+    assert all(torch.equal(target[k], v) for k, v in saved.target.items())
+    # saved under 200 frames the epoch was T // 200; under 1000 theta^- next refreshes at
+    # the next multiple of 1000, not when T reaches 1000 * (T // 200)
+    assert int(launcher.shared.target_epoch[0]) == saved.frames // 1000
+
+
+def test_two_starts_in_one_process_each_check_that_the_weights_fit(parent, tmp_path):
+    import asyncrl
+    from asyncrl.errors import UserError
+
+    start_checkpoint(compose(*SERIAL, f"init_from={parent}", "total_frames=1200"))
+    with pytest.raises(UserError, match="does not fit the network"):
+        asyncrl.train(["env=classic/cartpole", "network=lstm", f"init_from={parent}",
+                       "total_frames=1200"], run_dir=tmp_path / "lstm")
+    assert not (tmp_path / "lstm").exists()
+
+
+def test_a_checkpoint_at_or_past_total_frames_is_refused(parent):
+    from asyncrl.errors import UserError
+
+    frames = load_checkpoint(checkpoint_path(parent)).frames
+    with pytest.raises(UserError, match="leaves nothing to train"):
+        start_checkpoint(compose(*SERIAL, f"init_from={parent}", f"total_frames={frames}"))
+
+
+def test_a_relative_path_is_recorded_as_the_absolute_file(parent, workdir):
+    import os
+
+    relative = os.path.relpath(checkpoint_path(parent), workdir)
+    run_dir = workdir / "branch"
+    result = run_cli(["env=classic/cartpole", "workers=1", "log.progress=false",
+                      "eval.episodes=0", f"init_from={relative}", "total_frames=1500",
+                      f"hydra.run.dir={run_dir}"], workdir, timeout=120)
+    assert result.returncode == 0, result.stderr
+    recorded = (run_dir / "config.yaml").read_text()
+    assert f"init_from: {checkpoint_path(parent).resolve()}" in recorded
+
+
+def test_a_sweep_whose_checkpoint_is_damaged_is_refused_before_any_run(workdir):
+    damaged = workdir / "damaged.pt"
+    damaged.write_text("not a checkpoint")
+    result = run_cli(["-m", "env=classic/cartpole", f"init_from={damaged}",
+                      "lr=1e-3,2e-3", "total_frames=1000"], workdir, timeout=120)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "corrupt checkpoint" in lines[0], result.stderr
+    assert not (workdir / "multirun").exists()
 
 
 @pytest.mark.parametrize("extra, fragment", [
-    (["init_from=does/not/exist"], "init_from='does/not/exist': no checkpoint file"),
+    (["init_from=does/not/exist"], "does/not/exist': no checkpoint file"),
     (["init_from=PARENT", "network=lstm"], "does not fit the network"),
     (["init_from=PARENT", "env=atari/pong"], "does not fit the network"),
     (["init_from=PARENT", "resume=PARENT"], "only total_frames"),

@@ -24,7 +24,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from asyncrl import exit_codes
-from asyncrl.commands.start_from import start_checkpoint
+from asyncrl.commands.start_from import absolute_init_from, check_start, start_checkpoint
 from asyncrl.config.checks import validate
 from asyncrl.config.compose import (
     check_multirun,
@@ -89,7 +89,7 @@ def whole_frame_counts(args: list[str]) -> list[str]:
 
 def prepare_arguments(args: list[str]) -> list[str]:
     """Check a single run's command line; add what resuming needs. Flags pass through."""
-    args = whole_frame_counts(args)
+    args = absolute_init_from(whole_frame_counts(args))
     if any(a.startswith(("+sweep=", "+experiment=")) for a in args) and any(
             a in ("-m", "--multirun") for a in args):
         check_sweep([a for a in args if not a.startswith("-") and "=" in a])
@@ -97,7 +97,8 @@ def prepare_arguments(args: list[str]) -> list[str]:
         words = [a for a in args if not a.startswith("-")]
         # asyncrl's sweeper records each run that fails its check and goes on; Hydra's
         # basic sweeper would end in a traceback, so there every value is checked first
-        check_multirun(words, every_value=not any(a.startswith("+sweep=") for a in words))
+        check_multirun(words, every_value=not any(a.startswith("+sweep=") for a in words),
+                       also=check_start)
         return maximise_scores(args)
     if any(a.startswith("-") for a in args):
         if any(a in ("--cfg", "-c") for a in args) and "--resolve" not in args:
@@ -110,8 +111,7 @@ def prepare_arguments(args: list[str]) -> list[str]:
     if resume is None:
         cfg = compose_config(overrides, as_object=True)
         validate(cfg)
-        if cfg.init_from is not None:
-            start_checkpoint(cfg)
+        check_start(cfg)
         return claim_run_dir(args)
     cfg, _ = resumed_config(resume, overrides)
     validate(OmegaConf.to_object(cfg))

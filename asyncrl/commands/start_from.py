@@ -4,40 +4,76 @@ is refused in one line and leaves nothing on disk."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_source
 
-# the command line is checked, then trained in the same process: read the file once
-_read: dict[Path, Checkpoint] = {}
+# the command line is checked, then trained in the same process: read each file once, and
+# again only if it changed (a live run's last.pt is rewritten)
+_read: dict[tuple[Path, int, int], Checkpoint] = {}
 
 
 def start_checkpoint(cfg: Any) -> Checkpoint:
     """The checkpoint ``cfg.init_from`` names (a file, or a run directory's last.pt), once
-    its weights are known to fit the network ``cfg`` builds."""
+    its weights are known to fit the network ``cfg`` builds and its T leaves frames to
+    train."""
+    from asyncrl.run_files.checkpoint import load_checkpoint
+
+    where = cfg.init_from
+    try:
+        path, _ = checkpoint_source(Path(where))
+    except UserError as err:
+        raise UserError(f"init_from={where}: {err}") from None
+    stat = path.stat()
+    key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
+    if key not in _read:
+        _read.clear()  # one start at a time: keep no other checkpoint's tensors alive
+        _read[key] = load_checkpoint(path)
+    saved = _read[key]
+    if saved.frames >= cfg.total_frames:
+        raise UserError(f"init_from={where}: its T={saved.frames:,} is at or past "
+                        f"total_frames={cfg.total_frames:,}, which leaves nothing to train")
+    _check_fit(cfg, saved, path)
+    return saved
+
+
+def _check_fit(cfg: Any, saved: Checkpoint, path: Path) -> None:
+    """The weights load into the network this config builds (checked for each config: a
+    sweep over networks starts each of its runs from one file)."""
     from asyncrl.algos import algorithm_class
     from asyncrl.envs import make_env
     from asyncrl.nets import build_model
-    from asyncrl.run_files.checkpoint import load_checkpoint, load_model_weights
+    from asyncrl.run_files.checkpoint import load_model_weights
 
+    env = make_env(cfg.env)
     try:
-        path, _ = checkpoint_source(Path(cfg.init_from))
+        model = build_model(cfg, env.observation_space, env.action_space,
+                            algorithm_class(cfg.algo.name).head)
+    finally:
+        env.close()
+    try:
+        load_model_weights(model, saved.model, path)
     except UserError as err:
-        raise UserError(f"init_from={cfg.init_from}: {err}") from None
-    key = path.resolve()
-    if key not in _read:
-        saved = load_checkpoint(path)
-        env = make_env(cfg.env)
-        try:
-            model = build_model(cfg, env.observation_space, env.action_space,
-                                algorithm_class(cfg.algo.name).head)
-        finally:
-            env.close()
-        try:
-            load_model_weights(model, saved.model, path)
-        except UserError as err:
-            raise UserError(f"init_from={cfg.init_from}: {err}") from None
-        _read[key] = saved
-    return _read[key]
+        raise UserError(f"init_from: {err}") from None
+
+
+def check_start(cfg: Any) -> None:
+    """``start_checkpoint`` for a config that names one; nothing otherwise."""
+    if cfg.init_from is not None and not cfg.resume:
+        start_checkpoint(cfg)
+
+
+def absolute_init_from(args: list[str]) -> list[str]:
+    """``init_from=`` made absolute, so the run's config.yaml says which file it began
+    from wherever it is read (a list of values to sweep is left as given)."""
+    out = []
+    for arg in args:
+        if arg.startswith("init_from="):
+            value = arg.split("=", 1)[1]
+            if value not in ("", "null") and "," not in value and not Path(value).is_absolute():
+                arg = f"init_from={os.path.abspath(value)}"
+        out.append(arg)
+    return out

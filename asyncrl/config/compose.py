@@ -7,7 +7,7 @@ Below the faces: ``commands/`` and ``api.py`` import it; it imports neither.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -56,8 +56,10 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
 MULTIRUN_CHECK_LIMIT = 200  # configs composed to check a multirun's values (~20 ms each)
 
 
-def check_multirun(overrides: Sequence[str], every_value: bool = True) -> None:
-    """Check the values a multirun will use, as a single run's values are checked.
+def check_multirun(overrides: Sequence[str], every_value: bool = True,
+                   also: Callable[[Any], None] | None = None) -> None:
+    """Check the values a multirun will use, as a single run's values are checked
+    (``also``: a further check of each composed config, such as init_from's file).
 
     The first value of every swept key gives one config; with ``every_value`` each other
     value of each swept key is then checked with the rest at their first. A range the
@@ -88,7 +90,10 @@ def check_multirun(overrides: Sequence[str], every_value: bool = True) -> None:
         configs += [[f"{k}={v}" if k == key else f"{k}={vs[0]}" for k, vs in swept]
                     for key, values in swept for v in values[1:]]
     for choice in configs[:MULTIRUN_CHECK_LIMIT]:
-        validate(compose_config([*fixed, *choice], as_object=True))
+        cfg = compose_config([*fixed, *choice], as_object=True)
+        validate(cfg)
+        if also is not None:
+            also(cfg)
 
 
 def check_sweep(overrides: Sequence[str]) -> None:

@@ -147,6 +147,10 @@ class Launcher:
             log.warning("init_from: the checkpoint's optimizer was %s, this run's is %s: its "
                         "statistics start afresh", was, self.cfg.optimizer.name)
         self._load_state(saved, path, "init_from", with_optimizer=same_optimizer)
+        if self.shared.target is not None and self.shared.target_epoch is not None:
+            # the epoch counts this run's interval: one saved under another would hold
+            # theta^- still until T caught up with it
+            self.shared.target_epoch[0] = saved.frames // self.cfg.algo.target_update_frames
         log.info("starting from %s at T=%s", path, f"{saved.frames:,}")
 
     def _load_state(self, saved: Checkpoint, path: Path, why: str, with_optimizer: bool) -> None:
