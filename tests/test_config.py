@@ -321,6 +321,16 @@ def test_each_algorithm_class_declares_the_schema_and_facts_the_config_uses():
         assert is_value_based(name) == (cls.head == "q") == cls.uses_target
 
 
+def test_the_20_step_batched_preset_sets_its_five_keys_and_nothing_else():
+    plain, preset = compose(), compose("+experiment=a3c_batched_t20")
+    assert (preset.envs_per_worker, preset.lr, preset.algo.t_max) == (16, 2e-3, 20)
+    assert (preset.optimizer.eps, preset.optimizer.initial_square_avg) == (1e-3, 0.1)
+    assert (plain.algo.t_max, plain.optimizer.initial_square_avg) == (5, 0.0)
+    preset.algo.t_max = plain.algo.t_max
+    assert preset.algo == plain.algo and preset.network == plain.network
+    assert preset.total_frames == plain.total_frames and preset.workers == plain.workers
+
+
 def test_the_batched_a3c_preset_sets_k_eps_and_lr_and_nothing_else():
     plain, preset = compose(), compose("+experiment=a3c_batched")
     assert (preset.envs_per_worker, preset.lr, preset.optimizer.eps) == (16, 1e-3, 1e-3)
