@@ -18,7 +18,7 @@ from typing import Any
 
 from asyncrl.commands.cli import check_room, claim_run_dir, resumed_config
 from asyncrl.commands.cli import train as train_job
-from asyncrl.commands.start_from import check_start
+from asyncrl.commands.start_from import requested_start
 from asyncrl.config.checks import validate
 from asyncrl.config.compose import compose_config, register_schemas
 from asyncrl.errors import UserError
@@ -61,7 +61,7 @@ def train(overrides: Sequence[str] = (), run_dir: str | Path | None = None) -> T
     else:
         typed = _to_object(cfg)
         validate(typed)
-        check_start(typed)
+        requested_start(typed)
         where = _claim(run_dir)
     with _run_log(where):
         code = train_job(cfg, where, args)

@@ -24,7 +24,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from asyncrl import exit_codes
-from asyncrl.commands.start_from import absolute_init_from, check_start, start_checkpoint
+from asyncrl.commands.start_from import absolute_init_from, requested_start
 from asyncrl.config.checks import validate
 from asyncrl.config.compose import (
     check_multirun,
@@ -98,7 +98,7 @@ def prepare_arguments(args: list[str]) -> list[str]:
         # asyncrl's sweeper records each run that fails its check and goes on; Hydra's
         # basic sweeper would end in a traceback, so there every value is checked first
         check_multirun(words, every_value=not any(a.startswith("+sweep=") for a in words),
-                       also=check_start)
+                       also=requested_start)
         return maximise_scores(args)
     if any(a.startswith("-") for a in args):
         if any(a in ("--cfg", "-c") for a in args) and "--resolve" not in args:
@@ -111,7 +111,7 @@ def prepare_arguments(args: list[str]) -> list[str]:
     if resume is None:
         cfg = compose_config(overrides, as_object=True)
         validate(cfg)
-        check_start(cfg)
+        requested_start(cfg)
         return claim_run_dir(args)
     cfg, _ = resumed_config(resume, overrides)
     validate(OmegaConf.to_object(cfg))
@@ -228,10 +228,7 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
         log.info("resuming %s from T=%s", run_dir, f"{saved.frames:,}")
     train_cfg: Any = OmegaConf.to_object(cfg)
     validate(train_cfg)
-    # a resumed run goes on from its own checkpoint, whatever init_from it started with
-    start = (start_checkpoint(train_cfg) if saved is None and train_cfg.init_from is not None
-             else None)
-    return Launcher(train_cfg, run_dir, saved, start).run()
+    return Launcher(train_cfg, run_dir, saved, requested_start(train_cfg)).run()
 
 
 @hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")

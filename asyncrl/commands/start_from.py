@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from asyncrl.errors import UserError
-from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_source
+from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_path, checkpoint_source
 
 # the command line is checked, then trained in the same process: read each file once, and
 # again only if it changed (a live run's last.pt is rewritten)
@@ -22,11 +22,12 @@ def start_checkpoint(cfg: Any) -> Checkpoint:
     train."""
     from asyncrl.run_files.checkpoint import load_checkpoint
 
-    where = cfg.init_from
-    try:
-        path, _ = checkpoint_source(Path(where))
-    except UserError as err:
-        raise UserError(f"init_from={where}: {err}") from None
+    where = str(cfg.init_from)
+    path = Path(where)
+    if not where or not (path.is_file() or checkpoint_path(path).is_file()):
+        raise UserError(f"init_from={where!r}: no checkpoint file, nor a run directory "
+                        "with checkpoints/last.pt, at that path")
+    path, _ = checkpoint_source(path)
     stat = path.stat()
     key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
     if key not in _read:
@@ -60,10 +61,12 @@ def _check_fit(cfg: Any, saved: Checkpoint, path: Path) -> None:
         raise UserError(f"init_from: {err}") from None
 
 
-def check_start(cfg: Any) -> None:
-    """``start_checkpoint`` for a config that names one; nothing otherwise."""
+def requested_start(cfg: Any) -> Checkpoint | None:
+    """``start_checkpoint`` for a new run whose config names one; None otherwise (a resumed
+    run goes on from its own checkpoint, whatever init_from it started with)."""
     if cfg.init_from is not None and not cfg.resume:
-        start_checkpoint(cfg)
+        return start_checkpoint(cfg)
+    return None
 
 
 def absolute_init_from(args: list[str]) -> list[str]:

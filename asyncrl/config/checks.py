@@ -3,7 +3,6 @@ then the environment family's own. Each raises a one-line ``UserError`` naming t
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from asyncrl.action_kinds import action_kind_problem
@@ -13,7 +12,6 @@ from asyncrl.config.option_checks import CONV_CHOICES, check_options
 from asyncrl.config.schemas import SCHEMAS
 from asyncrl.envs.family import Family, family_of
 from asyncrl.errors import UserError
-from asyncrl.run_files.checkpoint import checkpoint_path
 from asyncrl.run_files.trackers import check_wandb_installed
 
 # whole-episode buffers hold every observation of an episode: keep them small
@@ -84,17 +82,6 @@ def _check_run(cfg: Any) -> None:
         raise UserError("max_worker_restarts must be 0 or more")
     if not cfg.stall_seconds > 0:
         raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
-    if cfg.init_from is not None and not cfg.resume:  # a resumed run has its own checkpoint
-        _check_start_checkpoint(str(cfg.init_from))
-
-
-def _check_start_checkpoint(where: str) -> None:
-    """That init_from names a file, or a run directory holding its last checkpoint;
-    whether that file is a checkpoint that fits the network is read later, with torch."""
-    path = Path(where)
-    if not where or not (path.is_file() or checkpoint_path(path).is_file()):
-        raise UserError(f"init_from={where!r}: no checkpoint file, nor a run directory "
-                        "with checkpoints/last.pt, at that path")
 
 
 def _check_algo(algo: Any) -> None:

@@ -57,7 +57,7 @@ MULTIRUN_CHECK_LIMIT = 200  # configs composed to check a multirun's values (~20
 
 
 def check_multirun(overrides: Sequence[str], every_value: bool = True,
-                   also: Callable[[Any], None] | None = None) -> None:
+                   also: Callable[[Any], object] | None = None) -> None:
     """Check the values a multirun will use, as a single run's values are checked
     (``also``: a further check of each composed config, such as init_from's file).
 

@@ -132,7 +132,8 @@ class Launcher:
         self._shutting_down = False
 
     def _restore(self, saved: Checkpoint) -> None:
-        self._load_state(saved, checkpoint_path(self.run_dir), "resume", with_optimizer=True)
+        self._load_state(saved, checkpoint_path(self.run_dir), "resume", with_optimizer=True,
+                         target_epoch=saved.target_epoch)
         self.generation = saved.generation + 1
         if saved.torch_rng is not None:
             torch.set_rng_state(saved.torch_rng)
@@ -146,14 +147,16 @@ class Launcher:
         if not same_optimizer:
             log.warning("init_from: the checkpoint's optimizer was %s, this run's is %s: its "
                         "statistics start afresh", was, self.cfg.optimizer.name)
-        self._load_state(saved, path, "init_from", with_optimizer=same_optimizer)
-        if self.shared.target is not None and self.shared.target_epoch is not None:
-            # the epoch counts this run's interval: one saved under another would hold
-            # theta^- still until T caught up with it
-            self.shared.target_epoch[0] = saved.frames // self.cfg.algo.target_update_frames
+        # the epoch counts this run's interval: one saved under another would hold theta^-
+        # still until T caught up with it
+        epoch = (saved.frames // self.cfg.algo.target_update_frames
+                 if self.shared.target is not None else 0)
+        self._load_state(saved, path, "init_from", with_optimizer=same_optimizer,
+                         target_epoch=epoch)
         log.info("starting from %s at T=%s", path, f"{saved.frames:,}")
 
-    def _load_state(self, saved: Checkpoint, path: Path, why: str, with_optimizer: bool) -> None:
+    def _load_state(self, saved: Checkpoint, path: Path, why: str, with_optimizer: bool,
+                    target_epoch: int) -> None:
         load_model_weights(self.shared.model, saved.model, path)
         if with_optimizer:
             try:
@@ -165,7 +168,7 @@ class Launcher:
         if self.shared.target is not None:
             load_model_weights(self.shared.target, saved.target_or_model(), path)
             assert self.shared.target_epoch is not None
-            self.shared.target_epoch[0] = saved.target_epoch
+            self.shared.target_epoch[0] = target_epoch
         # T and the seconds so far go on, so the lr schedule, the curves and the minutes
         # to a score continue the run the checkpoint came from
         self.shared.base_frames = saved.frames
