@@ -20,22 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from asyncrl.algos.a3c import a3c_loss
-from asyncrl.algos.returns import discounted_returns
-from asyncrl.commands.probe import _reader
+from asyncrl.commands.probe import _reader, segment_losses
 from asyncrl.run_files.checkpoint import checkpoint_source, load_checkpoint
-
-
-def _segments(screens, model, gamma):
-    """Each segment's steps, model outputs and n-step returns, as the probe reads them."""
-    for s in range(screens.obs.shape[0]):
-        ends = screens.terminals[s]
-        steps = int(np.argmax(ends)) + 1 if ends.any() else ends.shape[0]
-        logits, values, _ = model(screens.obs[s, : steps + 1])
-        bootstrap = 0.0 if ends[steps - 1] else float(values[steps].detach())
-        returns = torch.tensor(discounted_returns(list(screens.rewards[s, :steps]),
-                                                  list(ends[:steps]), bootstrap, gamma))
-        yield s, steps, logits, values, returns
 
 
 def read_pushes(model, screens, algo) -> None:
@@ -43,18 +29,14 @@ def read_pushes(model, screens, algo) -> None:
     pushes: dict[str, list[torch.Tensor]] = {"policy": [], "value": [], "entropy": []}
     total = {name: torch.zeros_like(weight) for name in pushes}
     values_seen, returns_seen = [], []
-    distribution = model.distribution
-    for s, steps, logits, values, returns in _segments(screens, model, algo.gamma):
-        loss = a3c_loss(distribution.log_prob(logits[:steps], screens.actions[s, :steps]),
-                        distribution.entropy(logits[:steps]), values[:steps], returns,
-                        algo.entropy_beta, algo.value_loss_coef)
+    for loss, values, returns in segment_losses(model, screens, algo):
         terms = {"policy": loss.policy, "value": algo.value_loss_coef * loss.value,
                  "entropy": -algo.entropy_beta * loss.entropy}
         for name, term in terms.items():
             (grad,) = torch.autograd.grad(term, [weight], retain_graph=True)
             total[name] += grad
             pushes[name].append(-grad.mean(dim=1))  # the descent step's mean per unit
-        values_seen += values[:steps].detach().flatten().tolist()
+        values_seen += values.detach().flatten().tolist()
         returns_seen += returns.tolist()
     for name, per_segment in pushes.items():
         stacked = torch.stack(per_segment)  # (segments, units)

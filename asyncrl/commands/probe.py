@@ -39,6 +39,7 @@ import json
 import math
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -176,19 +177,16 @@ def screen_outputs(model: Any, screens: Screens) -> tuple[float, float, float,
     return entropy, logit_spread, value_spread, live
 
 
-def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
-    """Entropy, logit and value spread, gradient shares and live units on ``screens``."""
+def segment_losses(model: Any, screens: Screens,
+                   algo_cfg: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """For each segment of the screens, A3C's loss as a worker would compute it (n-step
+    returns bootstrapped from V unless terminal), with its values V(s_i) and returns R_i."""
     import torch
 
     from asyncrl.algos.a3c import a3c_loss
     from asyncrl.algos.returns import discounted_returns
 
-    entropy, logit_spread, value_spread, live = screen_outputs(model, screens)
     distribution = model.distribution
-    layers = _torso_layers(model)
-    policy_norms = {name: 0.0 for name in layers}
-    value_norms = {name: 0.0 for name in layers}
-    all_params = [p for params in layers.values() for p in params]
     for s in range(screens.obs.shape[0]):
         steps = int(np.argmax(screens.terminals[s])) + 1 if screens.terminals[s].any() \
             else screens.terminals.shape[1]
@@ -200,6 +198,19 @@ def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
         loss = a3c_loss(distribution.log_prob(logits[:steps], screens.actions[s, :steps]),
                         distribution.entropy(logits[:steps]), values[:steps], returns,
                         algo_cfg.entropy_beta, algo_cfg.value_loss_coef)
+        yield loss, values[:steps], returns
+
+
+def read_network(model: Any, screens: Screens, algo_cfg: Any) -> NetworkReading:
+    """Entropy, logit and value spread, gradient shares and live units on ``screens``."""
+    import torch
+
+    entropy, logit_spread, value_spread, live = screen_outputs(model, screens)
+    layers = _torso_layers(model)
+    policy_norms = {name: 0.0 for name in layers}
+    value_norms = {name: 0.0 for name in layers}
+    all_params = [p for params in layers.values() for p in params]
+    for loss, _, _ in segment_losses(model, screens, algo_cfg):
         for part, norms in ((loss.policy, policy_norms),
                             (algo_cfg.value_loss_coef * loss.value, value_norms)):
             grads = torch.autograd.grad(part, all_params, retain_graph=True, allow_unused=True)
