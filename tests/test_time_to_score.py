@@ -83,6 +83,31 @@ def test_a_run_directory_and_the_report_table(tmp_path, capsys):
     assert "not by 0.00M" in out and str(tmp_path / "a") in out
 
 
+def test_by_worker_a_row_per_worker_names_its_final_epsilon(tmp_path, capsys):
+    run_dir = tmp_path / "nq"
+    run_dir.mkdir()
+    # worker 0 at epsilon 0.1 scores 0 every episode, worker 1 at 0.01 climbs 2, 4, 6
+    rows = [(0, 1000, 0.0), (1, 1100, 2.0), (0, 2000, 0.0), (1, 2100, 4.0), (1, 3100, 6.0)]
+    (run_dir / "episodes.csv").write_text(
+        "worker,frames,wall_time,score,length\n"
+        + "".join(f"{w},{f},{f / 50},{s},10\n" for w, f, s in rows))
+    (run_dir / "asyncrl.log").write_text(
+        "[worker 0] nstep_q: final epsilon 0.1 (annealed from 1 over 4,000,000 frames)\n"
+        "[worker 1] nstep_q: final epsilon 0.01 (annealed from 1 over 4,000,000 frames)\n")
+    table = time_to_table([run_dir], [3.0, 5.0], window=2, by_worker=True).splitlines()
+    # all episodes in frame order 0, 2, 0, 4, 6: windows of 2 reach 3 and 5 at the last one
+    assert table[2] == f"| {run_dir} | 0.00M | 0.00M, 1.0 min | 0.00M, 1.0 min |"
+    assert table[3].startswith(f"| {run_dir} worker 0 (final ε 0.1) | 0.00M | not by 0.00M")
+    # worker 1's own windows: 3 (at 2,100 frames), 5 (at 3,100)
+    assert table[4] == (f"| {run_dir} worker 1 (final ε 0.01) | 0.00M | 0.00M, 0.7 min | "
+                        "0.00M, 1.0 min |")
+    assert len(table) == 5
+    assert report_main([str(run_dir), "--time-to", "3", "--window", "2", "--by-worker"]) == 0
+    assert "worker 1 (final ε 0.01)" in capsys.readouterr().out
+    assert report_main([str(run_dir), "--by-worker"]) == 2
+    assert "--by-worker splits the --time-to table" in capsys.readouterr().err
+
+
 def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path, monkeypatch):
     monkeypatch.setattr(bench_learning, "POLL_S", 0.5)
     # CartPole's random play scores ~20: a target of 10 is met by the 20th episode

@@ -5,6 +5,7 @@
     asyncrl-report multirun/pong_sweep --status               # progress of a sweep
     asyncrl-report outputs/pong_* --time-to -10 0 18           # frames and minutes to each
     asyncrl-report outputs/pong_* --curves pong.png --time-to 18  # each run's curve, a line each
+    asyncrl-report outputs/pong_nq --time-to 0 18 --by-worker  # and each worker's own episodes
 
 Writes into ``--out`` (default: ``DIR/report``): ``report.md`` and the PNGs it shows.
 """
@@ -39,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-to", type=float, nargs="+", metavar="SCORE",
                         help="print when each run's mean of --window episodes first reached "
                              "each SCORE: frames, and minutes from the command")
+    parser.add_argument("--by-worker", action="store_true",
+                        help="with --time-to, a row per worker too: its own episodes (a "
+                             "value-based worker plays at its own final epsilon)")
     parser.add_argument("--curves", type=Path, metavar="PNG",
                         help="draw each run's mean of --window episodes against frames and "
                              "minutes from the command, a line per run (levels: --time-to)")
@@ -54,6 +58,8 @@ def _report(args: argparse.Namespace) -> int:
         raise UserError("--top-k and --window must be at least 1")
     if args.curves and args.curves.suffix.lower() not in FIGURE_SUFFIXES:
         raise UserError(f"--curves {args.curves}: name a {', '.join(FIGURE_SUFFIXES)} file")
+    if args.by_worker and not args.time_to:
+        raise UserError("--by-worker splits the --time-to table: give --time-to SCORE too")
     if args.status:
         print(status_table(find_runs(args.dirs)))
         return 0
@@ -66,7 +72,7 @@ def _report(args: argparse.Namespace) -> int:
         if args.curves:
             print(f"wrote {curves_figure(found, args.curves, args.window, args.time_to or ())}")
         if args.time_to:
-            print(time_to_table(found, args.time_to, args.window))
+            print(time_to_table(found, args.time_to, args.window, args.by_worker))
         return 0
     out = args.out or args.dirs[0] / "report"
     report = build_report(args.dirs, out, args.top_k, args.window, args.reference)

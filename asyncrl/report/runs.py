@@ -81,6 +81,13 @@ def read_episodes(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return frames, hours, scores
 
 
+def read_episode_workers(path: Path) -> np.ndarray:
+    """The worker of each episode, in the order ``read_episodes`` gives them."""
+    columns = read_columns(path, ["frames", "worker"])
+    order = np.argsort(np.array(columns["frames"]), kind="stable")
+    return np.array(columns["worker"], dtype=np.int64)[order]
+
+
 def natural_order(path: Path) -> list[Any]:
     """``sweep/2`` before ``sweep/10``: Optuna's and Hydra's basic sweeper's runs are
     numbered directories."""

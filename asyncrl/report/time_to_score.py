@@ -9,6 +9,7 @@ first-frame line where the log has one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from asyncrl.errors import UserError
-from asyncrl.report.runs import read_episodes
+from asyncrl.report.runs import read_episode_workers, read_episodes
 from asyncrl.run_files.plots import rolling_mean
 from asyncrl.run_files.startup import BEFORE_THE_CLOCK, first_frame_phases
+
+# the launcher's line for each value-based worker's draw, e.g.
+# "[worker 1] nstep_q: final epsilon 0.01 (annealed from 1 over ..."
+FINAL_EPSILON = re.compile(r"\[worker (\d+)\] \w+: final epsilon ([-+.\deE]+)")
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,12 @@ def _read_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]
     return frames, hours, scores, offset
 
 
+def final_epsilons(log_text: str) -> dict[int, str]:
+    """Each worker's final epsilon as the log names it (the last line wins: a resumed slot
+    keeps its draw, so a later line repeats it)."""
+    return {int(worker): epsilon for worker, epsilon in FINAL_EPSILON.findall(log_text)}
+
+
 def run_time_to_scores(run_dir: Path, targets: Sequence[float], window: int = 20
                        ) -> list[Reached]:
     frames, hours, scores, offset = _read_run(run_dir)
@@ -74,17 +85,37 @@ def describe(reached: Reached, last_frames: int) -> str:
     return f"{reached.frames / 1e6:.2f}M, {reached.minutes:.1f} min"
 
 
-def time_to_table(run_dirs: Sequence[Path], targets: Sequence[float], window: int = 20) -> str:
-    """A markdown table: per run, the frames and minutes to each target score."""
+def time_to_table(run_dirs: Sequence[Path], targets: Sequence[float], window: int = 20,
+                  by_worker: bool = False) -> str:
+    """A markdown table: per run, the frames and minutes to each target score; with
+    ``by_worker`` a row per worker under each run's, its own episodes' mean of ``window``
+    (a value-based worker plays at its own final epsilon, which its row names)."""
     head = " | ".join(f"{t:+g}" for t in targets)
     lines = [f"| run | frames | {head} |", "| --- | ---: |" + " ---: |" * len(targets)]
     for run_dir in run_dirs:
         frames, hours, scores, offset = _read_run(run_dir)
-        last = int(frames[-1]) if len(frames) else 0
-        reached = first_reached(frames, hours, scores, targets, window, offset)
-        cells = [describe(r, last) for r in reached]
-        lines.append(f"| {run_dir} | {last / 1e6:.2f}M | " + " | ".join(cells) + " |")
+        lines.append(_table_row(str(run_dir), frames, hours, scores, targets, window, offset))
+        if not by_worker:
+            continue
+        workers = read_episode_workers(run_dir / "episodes.csv")
+        log = run_dir / "asyncrl.log"
+        epsilons = final_epsilons(log.read_text(encoding="utf-8")) if log.exists() else {}
+        for worker in np.unique(workers):
+            mine = workers == worker
+            name = f"{run_dir} worker {worker}"
+            if int(worker) in epsilons:
+                name += f" (final ε {epsilons[int(worker)]})"
+            lines.append(_table_row(name, frames[mine], hours[mine], scores[mine], targets,
+                                    window, offset))
     return "\n".join(lines)
+
+
+def _table_row(name: str, frames: np.ndarray, hours: np.ndarray, scores: np.ndarray,
+               targets: Sequence[float], window: int, offset: float) -> str:
+    last = int(frames[-1]) if len(frames) else 0
+    reached = first_reached(frames, hours, scores, targets, window, offset)
+    cells = [describe(r, last) for r in reached]
+    return f"| {name} | {last / 1e6:.2f}M | " + " | ".join(cells) + " |"
 
 
 def curves_figure(run_dirs: Sequence[Path], path: Path, window: int = 20,
