@@ -73,19 +73,20 @@ def _pid_alive(pid: Any) -> bool:
 
 def read_episodes(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Frames, hours and scores in frame order; a partly written last line is left out."""
-    columns = read_columns(path, ["frames", "wall_time", "score"])
+    frames, hours, scores, _ = read_episodes_and_workers(path)
+    return frames, hours, scores
+
+
+def read_episodes_and_workers(path: Path
+                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``read_episodes`` and the worker of each episode, from one read in one order."""
+    columns = read_columns(path, ["frames", "wall_time", "score", "worker"])
     order = np.argsort(np.array(columns["frames"]), kind="stable")
     frames = np.array(columns["frames"], dtype=np.int64)[order]
     hours = np.array(columns["wall_time"])[order] / 3600
     scores = np.array(columns["score"])[order]
-    return frames, hours, scores
-
-
-def read_episode_workers(path: Path) -> np.ndarray:
-    """The worker of each episode, in the order ``read_episodes`` gives them."""
-    columns = read_columns(path, ["frames", "worker"])
-    order = np.argsort(np.array(columns["frames"]), kind="stable")
-    return np.array(columns["worker"], dtype=np.int64)[order]
+    workers = np.array(columns["worker"], dtype=np.int64)[order]
+    return frames, hours, scores, workers
 
 
 def natural_order(path: Path) -> list[Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from asyncrl.errors import UserError
-from asyncrl.report.runs import read_episode_workers, read_episodes
+from asyncrl.report.runs import read_episodes_and_workers
 from asyncrl.run_files.plots import rolling_mean
 from asyncrl.run_files.startup import BEFORE_THE_CLOCK, first_frame_phases
 
@@ -59,12 +59,14 @@ def first_reached(frames: np.ndarray, hours: np.ndarray, scores: np.ndarray,
     return found
 
 
-def _read_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Frames, hours and scores in frame order, and the seconds before wall_time began."""
-    frames, hours, scores = read_episodes(run_dir / "episodes.csv")
-    log = run_dir / "asyncrl.log"
-    offset = seconds_before_the_clock(log.read_text(encoding="utf-8")) if log.exists() else 0.0
-    return frames, hours, scores, offset
+def _read_run(run_dir: Path
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, str]:
+    """Frames, hours, scores and workers in frame order, the seconds before wall_time
+    began, and the run's log ("" where it has none)."""
+    frames, hours, scores, workers = read_episodes_and_workers(run_dir / "episodes.csv")
+    log_file = run_dir / "asyncrl.log"
+    log = log_file.read_text(encoding="utf-8") if log_file.exists() else ""
+    return frames, hours, scores, workers, seconds_before_the_clock(log), log
 
 
 def final_epsilons(log_text: str) -> dict[int, str]:
@@ -75,7 +77,7 @@ def final_epsilons(log_text: str) -> dict[int, str]:
 
 def run_time_to_scores(run_dir: Path, targets: Sequence[float], window: int = 20
                        ) -> list[Reached]:
-    frames, hours, scores, offset = _read_run(run_dir)
+    frames, hours, scores, _, offset, _ = _read_run(run_dir)
     return first_reached(frames, hours, scores, targets, window, offset)
 
 
@@ -93,13 +95,11 @@ def time_to_table(run_dirs: Sequence[Path], targets: Sequence[float], window: in
     head = " | ".join(f"{t:+g}" for t in targets)
     lines = [f"| run | frames | {head} |", "| --- | ---: |" + " ---: |" * len(targets)]
     for run_dir in run_dirs:
-        frames, hours, scores, offset = _read_run(run_dir)
+        frames, hours, scores, workers, offset, log = _read_run(run_dir)
         lines.append(_table_row(str(run_dir), frames, hours, scores, targets, window, offset))
         if not by_worker:
             continue
-        workers = read_episode_workers(run_dir / "episodes.csv")
-        log = run_dir / "asyncrl.log"
-        epsilons = final_epsilons(log.read_text(encoding="utf-8")) if log.exists() else {}
+        epsilons = final_epsilons(log)
         for worker in np.unique(workers):
             mine = workers == worker
             name = f"{run_dir} worker {worker}"
@@ -127,7 +127,7 @@ def curves_figure(run_dirs: Sequence[Path], path: Path, window: int = 20,
     names = [d.name for d in run_dirs]
     runs, short = [], []
     for run_dir, name in zip(run_dirs, names, strict=True):
-        frames, hours, scores, offset = _read_run(run_dir)
+        frames, hours, scores, _, offset, _ = _read_run(run_dir)
         if len(scores) < window:
             short.append(str(run_dir))
             continue
