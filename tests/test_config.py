@@ -337,3 +337,12 @@ def test_the_batched_a3c_preset_sets_k_eps_and_lr_and_nothing_else():
     assert (plain.envs_per_worker, plain.optimizer.eps) == (1, 0.1)
     assert preset.algo == plain.algo and preset.network == plain.network
     assert preset.total_frames == plain.total_frames and preset.workers == plain.workers
+
+
+def test_the_background_preset_is_the_batched_preset_with_two_network_keys():
+    batched = compose("+experiment=a3c_batched")
+    preset = compose("+experiment=a3c_batched_background")
+    assert (preset.network.torso_init, preset.network.centre_on) == ("orthogonal", "background")
+    assert preset.network.centre_input is True
+    preset.network.torso_init, preset.network.centre_on = "lecun_bias", "mean"
+    assert preset == batched

@@ -7,7 +7,7 @@ import torch
 from gymnasium.spaces import Box, Discrete
 
 from asyncrl.nets import build_model
-from asyncrl.nets.torsos import ConvTorso
+from asyncrl.nets.torsos import ConvTorso, background_level
 from tests.conftest import compose
 
 
@@ -20,6 +20,40 @@ def test_centred_input_ignores_a_uniform_change_of_brightness():
     plain = ConvTorso((4, 84, 84), centre_input=False)
     plain.load_state_dict(torso.state_dict())
     assert not torch.allclose(plain(obs), plain(brighter), atol=1e-3)
+
+
+def test_background_centring_subtracts_the_newest_frames_commonest_pixel():
+    torso = ConvTorso((2, 36, 36), centre_input=True, centre_on="background")
+    seen = []
+    torso.conv[0].register_forward_hook(lambda _m, inp, _o: seen.append(inp[0]))
+    obs = torch.full((2, 2, 36, 36), 87, dtype=torch.uint8)  # Pong-like: a grey background
+    obs[0, :, :10] = 236  # 360 of 1,296 pixels white: the mean moves, the mode stays 87
+    obs[1] = 0  # Breakout-like: a black background ...
+    obs[1, -1, :5] = 200  # ... with 180 pixels of bricks in the newest frame
+    obs[1, 0, 0, 0] = 255  # an older frame's pixel does not count
+    torso(obs)
+    first_conv_input = seen[0]
+    assert first_conv_input[0, 0, 20, 20].item() == pytest.approx(0.0, abs=1e-7)
+    assert first_conv_input[0, 0, 0, 0].item() == pytest.approx((236 - 87) / 255)
+    assert torch.count_nonzero(first_conv_input[1, -1, 5:]) == 0  # black stays 0
+    assert first_conv_input[1, -1, 0, 0].item() == pytest.approx(200 / 255)
+
+
+def test_background_centring_ignores_a_uniform_change_of_brightness():
+    torch.manual_seed(0)
+    torso = ConvTorso((4, 84, 84), centre_input=True, centre_on="background")
+    obs = torch.randint(0, 200, (3, 4, 84, 84), dtype=torch.uint8)
+    obs[:, :, 20:] = 60  # a background on most of each screen
+    assert torch.allclose(torso(obs), torso(obs + 40), atol=1e-5)
+
+
+def test_background_level_reads_a_batch_of_segments():
+    # the learner's batch is (steps, environments, C, H, W)
+    obs = torch.zeros(5, 3, 4, 8, 8, dtype=torch.uint8)
+    obs[2, 1] = 51
+    level = background_level(obs)
+    assert level.shape == (5, 3, 1, 1, 1)
+    assert level[2, 1].item() == pytest.approx(0.2) and level.sum().item() == pytest.approx(0.2)
 
 
 def test_centring_subtracts_each_observations_own_mean():

@@ -26,6 +26,13 @@ from tests.conftest import compose
     (["network.conv=resnet"], "network.conv=resnet: choose paper or nature"),
     (["env=classic/cartpole", "network.conv=nature"],
      "network.conv=nature picks the conv layers for images"),
+    (["network.torso_init=xavier"], "network.torso_init=xavier: choose lecun_bias or orthogonal"),
+    (["env=classic/cartpole", "network.torso_init=orthogonal"],
+     "network.torso_init=orthogonal starts the conv torso for images"),
+    (["network.centre_on=median"], "network.centre_on=median: choose mean or background"),
+    (["network.centre_on=background", "network.centre_input=false"],
+     "network.centre_input=false turns centring off"),
+    (["env=classic/cartpole", "network.centre_on=background"], "centres images"),
 ])
 def test_impossible_option_values_are_refused(overrides, fragment):
     with pytest.raises(UserError) as err:
@@ -45,6 +52,7 @@ def test_impossible_option_values_are_refused(overrides, fragment):
     (["env=mujoco/inverted_pendulum", "network.dueling=true"], "no Q head to split"),
     (["env=mujoco/inverted_pendulum", "network.spatial_softmax=true"], "linear convs"),
     (["env=mujoco/inverted_pendulum", "network.conv=nature"], "linear convs"),
+    (["env=mujoco/inverted_pendulum", "network.torso_init=orthogonal"], "default init"),
 ])
 def test_an_option_of_another_algorithm_or_network_is_refused_with_the_reason(
         overrides, fragment):
@@ -58,6 +66,8 @@ def test_an_option_of_another_algorithm_or_network_is_refused_with_the_reason(
      "algo.replay_capacity=100", "algo.replay_ratio=2", "network.spatial_softmax=true"],
     ["algo.gae_lambda=0.95", "network=lstm", "network.spatial_softmax=true"],
     ["network.conv=nature", "network.spatial_softmax=true", "network.hidden=512"],
+    ["network.torso_init=orthogonal", "network.conv=nature", "network=lstm"],
+    ["network.centre_on=background", "network.torso_init=orthogonal"],
     ["algo=one_step_q", "algo.double_q=true", "algo.replay_capacity=5", "algo.replay_ratio=1"],
 ])
 def test_possible_combinations_pass(overrides):
@@ -70,6 +80,7 @@ def test_every_option_defaults_to_the_paper():
     assert a3c.gae_lambda == 1.0 and nstep.lambda_return == 1.0
     assert (nstep.double_q, nstep.replay_capacity, nstep.replay_ratio) == (False, 0, 0)
     assert not network.dueling and not network.spatial_softmax and network.conv == "paper"
+    assert network.torso_init == "lecun_bias" and network.centre_on == "mean"
 
 
 def test_help_names_each_option_by_a_key_its_schema_has():
@@ -82,7 +93,8 @@ def test_help_names_each_option_by_a_key_its_schema_has():
     section = USAGE.split("Beyond the paper")[1].split("Examples:")[0]
     named = set(re.findall(r"\b(algo|network)\.(\w+)=", section))
     assert {key for _, key in named} == {"gae_lambda", "lambda_return", "double_q", "dueling",
-                                         "spatial_softmax", "conv", "replay_capacity",
+                                         "spatial_softmax", "conv", "torso_init", "centre_on",
+                                         "replay_capacity",
                                          "replay_ratio"}
     for group, key in named:
         assert any(key in {f.name for f in fields(schema)}

@@ -96,3 +96,32 @@ def test_the_config_check_knows_every_conv_stack():
     from asyncrl.nets.torsos import CONV_STACKS
 
     assert tuple(CONV_STACKS) == CONV_CHOICES
+
+
+def test_the_config_check_knows_every_torso_init():
+    from asyncrl.config.option_checks import TORSO_INIT_CHOICES
+    from asyncrl.nets.torsos import TORSO_INITS
+
+    assert tuple(TORSO_INITS) == TORSO_INIT_CHOICES
+
+
+@pytest.mark.parametrize("conv", ["paper", "nature"])
+def test_the_orthogonal_init_gives_each_torso_layer_gain_root_2_and_zero_bias(conv):
+    cfg = compose("network.torso_init=orthogonal", f"network.conv={conv}")
+    model = build_model(cfg, IMAGES, Discrete(6), "actor_critic")
+    layers = [m for m in model.torso.modules() if isinstance(m, torch.nn.Conv2d | torch.nn.Linear)]
+    assert len(layers) == (4 if conv == "nature" else 3)
+    for layer in layers:
+        rows = layer.weight.detach().flatten(1)
+        # orthogonal rows (or columns, for a wide matrix) scaled by sqrt(2)
+        gram = rows @ rows.T if rows.shape[0] <= rows.shape[1] else rows.T @ rows
+        assert torch.allclose(gram, 2.0 * torch.eye(gram.shape[0]), atol=1e-4)
+        assert torch.count_nonzero(layer.bias) == 0
+
+
+def test_the_default_torso_init_is_lecun_normal_with_a_firing_bias():
+    model = build_model(compose(), IMAGES, Discrete(6), "actor_critic")
+    fc = model.torso.fc[0]
+    assert torch.all(fc.bias == 0.1)
+    # 2,592 inputs: std 1/sqrt(2592) ~ 0.0196, read from 663,552 draws
+    assert math.isclose(float(fc.weight.detach().std()), 2592 ** -0.5, rel_tol=0.01)

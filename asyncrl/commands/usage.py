@@ -45,6 +45,8 @@ Beyond the paper (each off by default, so a run is the paper's method; docs/opti
   network.dueling=true     value-based: Q = V + A - mean(A) [false]
   network.spatial_softmax=true  ff, lstm on images: last conv -> expected (x, y) [false]
   network.conv=nature      ff, lstm on images: the Nature DQN's 3 convs [paper: 2]
+  network.torso_init=orthogonal  ff, lstm on images: gain sqrt 2, bias 0 [lecun_bias]
+  network.centre_on=background   ff, lstm on images: subtract the screen's commonest pixel [mean]
   algo.replay_capacity=N   one_step_q, nstep_q: each worker keeps its last N segments [0]
   algo.replay_ratio=K      ...and learns from K of them per new one (not checkpointed) [0]
 

@@ -8,7 +8,12 @@ from typing import Any
 from asyncrl.action_kinds import action_kind_problem
 from asyncrl.algos.configs import epsilon_problem, is_value_based
 from asyncrl.config.machine import worker_limit
-from asyncrl.config.option_checks import CONV_CHOICES, check_options
+from asyncrl.config.option_checks import (
+    CENTRE_CHOICES,
+    CONV_CHOICES,
+    TORSO_INIT_CHOICES,
+    check_options,
+)
 from asyncrl.config.schemas import SCHEMAS
 from asyncrl.envs.family import Family, family_of
 from asyncrl.errors import UserError
@@ -113,6 +118,12 @@ def _check_network(network: Any) -> None:
     conv = getattr(network, "conv", "paper")
     if conv not in CONV_CHOICES:
         raise UserError(f"network.conv={conv}: choose {' or '.join(CONV_CHOICES)}")
+    init = getattr(network, "torso_init", "lecun_bias")
+    if init not in TORSO_INIT_CHOICES:
+        raise UserError(f"network.torso_init={init}: choose {' or '.join(TORSO_INIT_CHOICES)}")
+    centre_on = getattr(network, "centre_on", "mean")
+    if centre_on not in CENTRE_CHOICES:
+        raise UserError(f"network.centre_on={centre_on}: choose {' or '.join(CENTRE_CHOICES)}")
     activation = getattr(network, "mlp_activation", "relu")
     if activation not in ("relu", "tanh"):
         raise UserError(f"network.mlp_activation={activation}: choose relu or tanh")

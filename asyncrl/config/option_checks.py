@@ -14,6 +14,8 @@ MAX_REPLAY_CAPACITY = 100_000
 MAX_REPLAY_RATIO = 16  # each replayed segment costs a forward and backward like a new one
 # the names of nets.torsos.CONV_STACKS, kept here so that checking a config imports no torch
 CONV_CHOICES = ("paper", "nature")
+CENTRE_CHOICES = ("mean", "background")
+TORSO_INIT_CHOICES = ("lecun_bias", "orthogonal")
 
 
 def check_options(cfg: Any, observes_images: bool | None) -> None:
@@ -36,6 +38,17 @@ def check_options(cfg: Any, observes_images: bool | None) -> None:
         raise UserError(f"network.conv={conv} picks the conv layers for images, and this "
                         "environment's observations are vectors (network.mlp_layers sets "
                         "their torso)")
+    init = getattr(cfg.network, "torso_init", "lecun_bias")
+    if init != "lecun_bias" and observes_images is False:
+        raise UserError(f"network.torso_init={init} starts the conv torso for images, and "
+                        "this environment's observations are vectors")
+    centre_on = getattr(cfg.network, "centre_on", "mean")
+    if centre_on != "mean" and not getattr(cfg.network, "centre_input", False):
+        raise UserError(f"network.centre_on={centre_on} says what centring subtracts, and "
+                        "network.centre_input=false turns centring off")
+    if centre_on != "mean" and observes_images is False:
+        raise UserError(f"network.centre_on={centre_on} centres images, and this "
+                        "environment's observations are vectors")
 
 
 def _check_replay(algo: Any) -> None:

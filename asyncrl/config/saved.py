@@ -76,7 +76,8 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
     # raw pixels and ReLU MLPs; the policy layer's initial weights scaled by 0.01
     ("network", ("ff", "lstm")): {"centre_input": False, "mlp_activation": "relu",
                                   "policy_init_scale": 0.01, "dueling": False,
-                                  "spatial_softmax": False, "conv": "paper"},
+                                  "spatial_softmax": False, "conv": "paper",
+                                  "torso_init": "lecun_bias", "centre_on": "mean"},
     ("optimizer", ("shared_rmsprop",)): {"initial_square_avg": 0.0},
     ("env", ("atari",)): {"a3c_default_lr": 7e-4},
     # the gym family took vector observations only

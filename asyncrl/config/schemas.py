@@ -33,10 +33,12 @@ class FFNetworkConfig:
     mlp_layers: list[int] = MISSING
     policy_init_scale: float = MISSING
     centre_input: bool = MISSING
+    centre_on: str = MISSING         # images, centre_input=true: mean or background
     mlp_activation: str = MISSING
     dueling: bool = MISSING          # Q head as a value stream + mean-subtracted advantages
     spatial_softmax: bool = MISSING  # images: expected (x, y) of each last-conv channel
     conv: str = MISSING              # images: the conv layers, paper (2) or nature (3)
+    torso_init: str = MISSING        # images: lecun_bias or orthogonal
 
 
 @dataclass
@@ -59,6 +61,8 @@ class GaussianNetworkConfig:
         "dueling": "network=gaussian has no Q head to split",
         "spatial_softmax": "network=gaussian's pixel encoder is two linear convs of its own",
         "conv": "network=gaussian's pixel encoder is two linear convs of its own",
+        "torso_init": "network=gaussian's encoders keep torch's default init",
+        "centre_on": "network=gaussian's pixel encoder reads the pixels as they come",
     }
 
 

@@ -25,7 +25,9 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
     if len(shape) == 3:
         return ConvTorso(shape, hidden=net_cfg.hidden, centre_input=net_cfg.centre_input,
                          spatial_softmax=bool(getattr(net_cfg, "spatial_softmax", False)),
-                         conv=str(getattr(net_cfg, "conv", "paper")))
+                         conv=str(getattr(net_cfg, "conv", "paper")),
+                         init=str(getattr(net_cfg, "torso_init", "lecun_bias")),
+                         centre_on=str(getattr(net_cfg, "centre_on", "mean")))
     if getattr(net_cfg, "spatial_softmax", False):
         raise ValueError(f"network.spatial_softmax needs image observations, got shape {shape}")
     if str(getattr(net_cfg, "conv", "paper")) != "paper":

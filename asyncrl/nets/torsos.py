@@ -28,6 +28,45 @@ def init_for_nonnegative_inputs(module: nn.Module) -> None:
                 nn.init.constant_(layer.bias, FIRING_BIAS)
 
 
+def init_orthogonal(module: nn.Module) -> None:
+    """Orthogonal weights with gain sqrt(2) and zero biases for every layer.
+
+    The init of the OpenAI Baselines Atari networks, which SB3's and cleanrl's A2C and PPO
+    keep (their policy and value heads get gains 0.01 and 1; here the heads keep their own
+    init). An orthogonal matrix keeps the norm of what passes through it, so ReLU layers
+    start neither saturated nor silent; whether that keeps Breakout's conv 2 alive, where
+    ``lecun_bias`` loses it, is measured in docs/learning.md.
+    """
+    for layer in module.modules():
+        if isinstance(layer, nn.Conv2d | nn.Linear):
+            nn.init.orthogonal_(layer.weight, gain=2 ** 0.5)
+            if layer.bias is not None:
+                nn.init.zeros_(layer.bias)
+
+
+TORSO_INITS = {"lecun_bias": init_for_nonnegative_inputs, "orthogonal": init_orthogonal}
+
+
+def background_level(obs: torch.Tensor) -> torch.Tensor:
+    """Each observation's most common pixel value in its newest frame, in [0, 1], shaped to
+    broadcast over the observation.
+
+    Atari screens are mostly one flat colour (51-88 % of the pixels of Pong, Breakout, Space
+    Invaders, Q*bert and Beam Rider), so the mode is that background, where the mean moves
+    with whatever else is on the screen (Beam Rider's from 0.03 to 0.37 under random
+    play). The newest frame alone: the stacked frames share their background, and one
+    frame's count costs about what the mean of all four does.
+    """
+    newest = obs[..., -1, :, :].reshape(-1, obs.shape[-2] * obs.shape[-1]).long()
+    counts = torch.zeros(newest.shape[0], 256, dtype=torch.int32, device=obs.device)
+    counts.scatter_add_(1, newest, torch.ones_like(newest, dtype=torch.int32))
+    level = counts.argmax(dim=1).float() * (1.0 / 255.0)
+    return level.view(*obs.shape[:-3], 1, 1, 1)
+
+
+CENTRES = ("mean", "background")  # what ``centre_input`` subtracts from each observation
+
+
 # (out channels, kernel, stride) of each conv layer
 CONV_STACKS: dict[str, tuple[tuple[int, int, int], ...]] = {
     "paper": ((16, 8, 4), (32, 4, 2)),  # Supp. 8, the DQN of Mnih et al. (2013)
@@ -47,6 +86,13 @@ class ConvTorso(nn.Module):
     flat background an uncentred input makes every first-layer unit's gradient one-signed
     across its weights, so one update shifts its response at every position together
     (Pong, lr 3e-3: 1 % of the first layer still responding after 600k frames).
+    ``centre_on="background"`` subtracts the screen's background (``background_level``)
+    instead, so the background reads 0 in every game: black-background games (Breakout,
+    Space Invaders, Q*bert, Beam Rider) keep the zero the mean would move, and Pong gets
+    the zero its uncentred input lacks (docs/learning.md).
+
+    ``init`` names the weights' start (``TORSO_INITS``): ``lecun_bias`` (the default) or
+    ``orthogonal`` (the Baselines Atari networks').
 
     With ``spatial_softmax`` the fc layer reads each last-conv channel's expected (x, y)
     (64 numbers) instead of the flattened maps (2,592 on Atari); with ``conv="nature"``
@@ -55,9 +101,13 @@ class ConvTorso(nn.Module):
 
     def __init__(self, input_shape: tuple[int, ...], hidden: int = 256,
                  centre_input: bool = False, spatial_softmax: bool = False,
-                 conv: str = "paper") -> None:
+                 conv: str = "paper", init: str = "lecun_bias",
+                 centre_on: str = "mean") -> None:
         super().__init__()
+        if centre_on not in CENTRES:
+            raise ValueError(f"centre_on={centre_on}: choose {' or '.join(CENTRES)}")
         self.centre_input = centre_input
+        self.centre_on = centre_on
         channels, height, width = input_shape
         convs: list[nn.Module] = []
         in_channels = channels
@@ -74,12 +124,13 @@ class ConvTorso(nn.Module):
             flat = last(maps).shape[1]  # the last layer alone: the convs' maps are at hand
         self.fc = nn.Sequential(nn.Linear(flat, hidden), nn.ReLU())
         self.output_size = hidden
-        init_for_nonnegative_inputs(self)
+        TORSO_INITS[init](self)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         scaled = obs.float() * (1.0 / 255.0)
         if self.centre_input:  # in place: scaled is this call's own tensor
-            scaled.sub_(scaled.mean(dim=(-3, -2, -1), keepdim=True))
+            scaled.sub_(background_level(obs) if self.centre_on == "background"
+                        else scaled.mean(dim=(-3, -2, -1), keepdim=True))
         # oneDNN's convolutions, the backward above all, run 1.5-2.5x faster on pixels stored
         # channel-innermost once a batch holds more than one screen (docs/performance.md)
         return self.fc(self.conv(scaled.contiguous(memory_format=torch.channels_last)))
