@@ -26,6 +26,7 @@ Choose (GROUP=OPTION):
   +experiment= atari_five_games, optimizer_comparison, worker_scaling, mujoco_sweep (with -m)
                a3c_batched (one run: k=16, RMSProp eps 1e-3, lr 1e-3; docs/learning.md)
                a3c_batched_t20 (the same with t_max 20, lr 2e-3, g from 0.1; Pong only)
+               a3c_batched_background (a3c_batched, torso orthogonal, background at 0)
 
 Keys set most often (defaults in brackets):
   workers=N        actor-learner processes [the cores this process may use]
