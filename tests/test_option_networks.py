@@ -125,3 +125,10 @@ def test_the_default_torso_init_is_lecun_normal_with_a_firing_bias():
     assert torch.all(fc.bias == 0.1)
     # 2,592 inputs: std 1/sqrt(2592) ~ 0.0196, read from 663,552 draws
     assert math.isclose(float(fc.weight.detach().std()), 2592 ** -0.5, rel_tol=0.01)
+
+
+def test_the_config_check_knows_every_centring():
+    from asyncrl.config.option_checks import CENTRE_CHOICES
+    from asyncrl.nets.torsos import CENTRES
+
+    assert CENTRES == CENTRE_CHOICES
