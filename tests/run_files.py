@@ -11,6 +11,8 @@ from pathlib import Path
 
 import torch
 
+from asyncrl.learning.process_name import EVALUATOR_NAME, WORKER_PREFIX
+
 LOGS = ("episodes.csv", "updates.csv", "eval.csv")
 REORDER_SLACK = 1_000  # frames two workers' rows may arrive out of order by
 
@@ -69,8 +71,15 @@ def interruptible() -> None:
 
 
 def children(pid: int) -> list[int]:
-    """Live (not zombie) child processes of ``pid``."""
-    return [child for child, f, _ in processes() if int(f[1]) == pid and f[0] != "Z"]
+    """Live (not zombie) descendants of ``pid``: its children and theirs. A run's workers and
+    evaluator are forked by the forkserver, the launcher's child, so they are grandchildren."""
+    parent_of = {child: int(f[1]) for child, f, _ in processes() if f[0] != "Z"}
+    found, frontier = [], {pid}
+    while frontier:
+        below = [child for child, parent in parent_of.items() if parent in frontier]
+        found.extend(below)
+        frontier = set(below)
+    return found
 
 
 def alive(pid: int) -> bool:
@@ -89,11 +98,13 @@ def rss_mb(pid: int) -> float | None:
 
 
 def is_spawned_child(pid: int) -> bool:
-    """A worker or the evaluator (multiprocessing's spawn), not TORCS or a shell."""
+    """A worker or the evaluator, by the name it gives itself; not the forkserver, TORCS or
+    a shell."""
     try:
-        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return False
+    return name.startswith(WORKER_PREFIX) or name == EVALUATOR_NAME
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import time
@@ -46,6 +47,8 @@ def test_process_pool_starts_sees_kills_restarts_and_stops_its_workers():
         pool.start_worker(1, restarts=1)
         wait_for(lambda: int(shared.frames[1]) > before)
         assert pool.alive() == 2
+        # a CartPole episode lasts at most 500 steps: by 600 frames worker 0 ended one
+        wait_for(lambda: int(shared.frames[0]) > 600)
     finally:
         got: list = []
         pool.stop(lambda timeout: got.extend(drained(pool.queue)), timeout=20.0)
@@ -82,3 +85,35 @@ def test_serial_pool_trains_in_this_process_and_evaluates_between_updates():
     evaluations = [m for m in got if isinstance(m, messages.Evaluation)]
     assert [m.frames // 1000 for m in evaluations] == [1, 2, 3]  # the last at T = 3000
     assert any(isinstance(m, messages.Episode) for m in got)
+
+
+def test_workers_are_forked_from_the_forkserver_that_imported_their_modules():
+    from multiprocessing import forkserver
+
+    from asyncrl.run import start_method
+    from tests.run_files import children
+
+    cfg = compose(*CARTPOLE, "workers=1", "total_frames=10_000_000", "eval.episodes=0")
+    shared = build_shared_state(cfg)
+    pool = ProcessPool(cfg, shared)
+    pool.start_workers()
+    try:
+        wait_for(lambda: shared.total_frames() > 0)
+        server = forkserver._forkserver._forkserver_pid
+        worker = pool.workers[0].pid
+        assert start_method.START_METHOD == "forkserver" and server in children(os.getpid())
+        with open(f"/proc/{worker}/stat") as stat:
+            assert int(stat.read().rsplit(")", 1)[1].split()[1]) == server  # its parent
+        with open(f"/proc/{server}/maps") as maps:  # torch was imported there, once
+            assert "libtorch_cpu" in maps.read()
+    finally:
+        pool.stop(lambda timeout: drained(pool.queue), timeout=20.0)
+
+
+def test_only_a_command_that_trains_in_processes_starts_the_forkserver_early():
+    from asyncrl.commands.cli import trains_in_processes
+
+    assert trains_in_processes(["env=atari/pong", "workers=2"])
+    assert trains_in_processes(["-m", "lr=1e-3,2e-3"])
+    assert not trains_in_processes(["--cfg", "job", "--resolve"])
+    assert not trains_in_processes(["serial=true", "workers=1"])

@@ -50,7 +50,8 @@ from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
 from asyncrl.learning.worker import WorkerSpec, build_worker_parts, learning_step
 from asyncrl.run.launcher import build_shared_state
-from asyncrl.run.pool import START_METHOD, ProcessPool
+from asyncrl.run.pool import ProcessPool
+from asyncrl.run.start_method import START_METHOD
 from asyncrl.run_files.atomic import write_text_atomically
 from asyncrl.run_files.startup import first_frame_phases
 
@@ -305,8 +306,9 @@ def startup_markdown(found: list[dict[str, float]], overrides: list[str], comman
         "(`total_frames=20_000`, the launcher's own clock against the process's start "
         "time from the kernel). Phases: Python, the imports and composing the config; "
         "building the shared model and optimizer; the run directory with its T = 0 "
-        "checkpoint; spawning the workers until T moves (they import torch and make their "
-        "environments in parallel, beside the evaluator's own start).",
+        "checkpoint; starting the workers until T moves (forked from a forkserver that "
+        "imported torch beside the launcher, they make their environments in parallel, "
+        "beside the evaluator's own start).",
         ["run", "first frame (s)", *phases],
         [[str(i + 1), f"{row['total']:.1f}", *(f"{row[p]:.1f}" for p in phases)]
          for i, row in enumerate(found)]))

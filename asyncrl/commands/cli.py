@@ -36,6 +36,7 @@ from asyncrl.config.compose import (
 from asyncrl.config.paths import config_dir
 from asyncrl.config.saved import typed_config
 from asyncrl.errors import UserError
+from asyncrl.run import start_method
 from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
 from asyncrl.run_files.objective import read_outcome, sweeper_value
 
@@ -58,13 +59,23 @@ def main() -> None:
         sys.exit(0)
     register_schemas()
     try:
-        sys.argv = [sys.argv[0], *prepare_arguments(sys.argv[1:])]
+        args = prepare_arguments(sys.argv[1:])
+        if trains_in_processes(args):
+            start_method.start_early()
+        sys.argv = [sys.argv[0], *args]
         _hydra_entry()
     except UserError as err:
         _fail(err)
     except KeyboardInterrupt:  # before the launcher took over: nothing to save
         sys.exit(exit_codes.INTERRUPTED)
     sys.exit(_exit_code)
+
+
+def trains_in_processes(args: list[str]) -> bool:
+    """Whether the checked command line goes on to start worker processes (not ``--cfg``,
+    ``--info`` and the like, not ``serial=true``)."""
+    flags = [a for a in args if a.startswith("-") and a not in ("-m", "--multirun")]
+    return not flags and "serial=true" not in args
 
 
 def _fail(err: UserError) -> None:

@@ -78,10 +78,10 @@ class SharedState:
         """Mark ``slot`` ready and wait until every slot is, the launcher stops the run, or
         ``timeout`` passes; True when all were ready.
 
-        Workers spawn one after another and each takes seconds to import and build its
-        environment; without this gate the first one trains alone for that long, which is
-        not the paper's N learners in parallel (a short run could end before the last
-        worker ever stepped)."""
+        Workers start one after another and each takes seconds to build its
+        environments (16 Atari games: 3 s on a slow core); without this gate the first
+        one trains alone for that long, which is not the paper's N learners in parallel
+        (a short run could end before the last worker ever stepped)."""
         self.ready[slot] = 1
         deadline = time.monotonic() + timeout
         while not bool(self.ready.all()):

@@ -21,11 +21,12 @@ from asyncrl.learning import messages
 from asyncrl.learning.evaluate import Evaluator, evaluator_process
 from asyncrl.learning.shared import SharedState
 from asyncrl.learning.worker import WorkerSpec, run_worker, worker_process
+from asyncrl.run import start_method
+from asyncrl.run.start_method import START_METHOD
 from asyncrl.run.supervisor import Seen
 
 log = logging.getLogger(__name__)
 
-START_METHOD = "spawn"  # explicit: fork would copy the launcher's threads and locks
 JOIN_TIMEOUT_S = 15.0
 
 
@@ -36,6 +37,7 @@ class ProcessPool:
                  child_output: str | None = None) -> None:
         self.cfg, self.shared, self.generation = cfg, shared, generation
         self.child_output = child_output  # where children print, while a live panel is up
+        start_method.prepare()
         self._ctx: Any = mp.get_context(START_METHOD)
         self.queue: Any = self._ctx.Queue()
         self.workers: dict[int, Any] = {}
