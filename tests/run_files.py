@@ -97,14 +97,24 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
-def is_spawned_child(pid: int) -> bool:
+def _name(pid: int) -> str:
+    """The name a process gave itself (``asyncrl-w0``); "" once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def is_worker_or_evaluator(pid: int) -> bool:
     """A worker or the evaluator, by the name it gives itself; not the forkserver, TORCS or
     a shell."""
-    try:
-        name = Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return False
+    name = _name(pid)
     return name.startswith(WORKER_PREFIX) or name == EVALUATOR_NAME
+
+
+def named_children(launcher: int, prefix: str) -> list[int]:
+    """The run's processes whose name starts with ``prefix`` (``asyncrl-w``, ``asyncrl-eval``)."""
+    return [pid for pid in children(launcher) if _name(pid).startswith(prefix)]
 
 
 @dataclass

@@ -29,9 +29,10 @@ from tests.run_files import (
     LOGS,
     alive,
     children,
-    is_spawned_child,
+    is_worker_or_evaluator,
     largest_episode_gap,
     log_health,
+    named_children,
     rss_mb,
 )
 
@@ -43,17 +44,6 @@ def _launch(args: list[str], out: Any) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "asyncrl", *args], stdout=out,
                             stderr=subprocess.STDOUT, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-
-
-def _named(launcher: int, prefix: str) -> list[int]:
-    found = []
-    for pid in children(launcher):
-        try:
-            if Path(f"/proc/{pid}/comm").read_text().startswith(prefix):
-                found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 class Soak:
@@ -98,7 +88,7 @@ class Soak:
 
     def _sample(self, launcher: int, elapsed: float) -> None:
         row: dict[str, Any] = {"t": round(elapsed), "launcher": rss_mb(launcher)}
-        row["children"] = sorted(m for p in children(launcher) if is_spawned_child(p)
+        row["children"] = sorted(m for p in children(launcher) if is_worker_or_evaluator(p)
                                  and (m := rss_mb(p)) is not None)
         self.memory.append(row)
 
@@ -115,7 +105,7 @@ class Soak:
             kill["orphans_left"] = sum(alive(p) for p in orphans)
             self.kills.append(kill)
             return _launch([f"resume={self.run_dir}", *self.run_args], self.output)
-        found = _named(proc.pid, EVALUATOR_NAME if what == "evaluator" else WORKER_PREFIX)
+        found = named_children(proc.pid, EVALUATOR_NAME if what == "evaluator" else WORKER_PREFIX)
         if found:  # none while the evaluator is being restarted, say: no kill this time
             os.kill(self.rng.choice(found), signal.SIGKILL)
             self.kills.append(kill)

@@ -19,8 +19,8 @@ from asyncrl.run_files.startup import first_frame_phases
 from tests.conftest import CONF, QUICK, cli_env, compose, run_cli
 from tests.run_files import (
     checkpoint_frames,
-    children,
     interruptible,
+    named_children,
     processes,
     session_processes,
     wait_for,
@@ -164,18 +164,8 @@ def _start_long_run(run_dir: Path, cwd: Path, *extra: str) -> subprocess.Popen[s
                             start_new_session=True, preexec_fn=interruptible)
 
 
-def _named_children(launcher: int, name: str) -> list[int]:
-    """The run's processes whose name starts with ``name`` (``asyncrl-w``, ``asyncrl-eval``)."""
-    found = []
-    for pid in children(launcher):
-        with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/comm").read_text().startswith(name):
-                found.append(pid)
-    return found
-
-
 def _worker_pids(launcher: int) -> list[int]:
-    return _named_children(launcher, WORKER_PREFIX)
+    return named_children(launcher, WORKER_PREFIX)
 
 
 def _training_started(run_dir: Path) -> bool:
@@ -253,7 +243,7 @@ def _evaluator_pids(launcher: int) -> list[int]:
     # the evaluator lowers its priority by 5 from the launcher's own (which a niced test
     # session raises), so training comes first
     niceness = {pid: int(f[16]) for pid, f, _ in processes()}
-    return [pid for pid in _named_children(launcher, EVALUATOR_NAME)
+    return [pid for pid in named_children(launcher, EVALUATOR_NAME)
             if niceness.get(pid) == min(19, niceness.get(launcher, 0) + 5)]
 
 

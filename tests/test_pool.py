@@ -102,8 +102,7 @@ def test_workers_are_forked_from_the_forkserver_that_imported_their_modules():
         server = forkserver._forkserver._forkserver_pid
         worker = pool.workers[0].pid
         assert start_method.START_METHOD == "forkserver" and server in children(os.getpid())
-        with open(f"/proc/{worker}/stat") as stat:
-            assert int(stat.read().rsplit(")", 1)[1].split()[1]) == server  # its parent
+        assert worker in children(server)
         with open(f"/proc/{server}/maps") as maps:  # torch was imported there, once
             assert "libtorch_cpu" in maps.read()
     finally:

@@ -22,7 +22,6 @@ from asyncrl.learning.evaluate import Evaluator, evaluator_process
 from asyncrl.learning.shared import SharedState
 from asyncrl.learning.worker import WorkerSpec, run_worker, worker_process
 from asyncrl.run import start_method
-from asyncrl.run.start_method import START_METHOD
 from asyncrl.run.supervisor import Seen
 
 log = logging.getLogger(__name__)
@@ -38,7 +37,7 @@ class ProcessPool:
         self.cfg, self.shared, self.generation = cfg, shared, generation
         self.child_output = child_output  # where children print, while a live panel is up
         start_method.prepare()
-        self._ctx: Any = mp.get_context(START_METHOD)
+        self._ctx: Any = mp.get_context(start_method.START_METHOD)
         self.queue: Any = self._ctx.Queue()
         self.workers: dict[int, Any] = {}
         self.evaluator: Any = None

@@ -35,6 +35,6 @@ def prepare() -> None:
 
 def start_early() -> None:
     """Start the server now, so that its imports run beside the launcher's own."""
-    prepare()
     if START_METHOD == "forkserver":
+        prepare()
         forkserver.ensure_running()
