@@ -44,6 +44,12 @@ def _stat_fields(pid: int) -> list[str] | None:
         return None
 
 
+def parent_of(pid: int) -> int | None:
+    """The pid of ``pid``'s parent (None once it is gone)."""
+    fields = _stat_fields(pid)
+    return int(fields[1]) if fields else None
+
+
 def session_of(pid: int) -> int | None:
     """The session ``pid`` belongs to (None once it is gone)."""
     fields = _stat_fields(pid)
@@ -97,7 +103,7 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
-def _name(pid: int) -> str:
+def process_name(pid: int) -> str:
     """The name a process gave itself (``asyncrl-w0``); "" once it is gone."""
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()
@@ -108,13 +114,13 @@ def _name(pid: int) -> str:
 def is_worker_or_evaluator(pid: int) -> bool:
     """A worker or the evaluator, by the name it gives itself; not the forkserver, TORCS or
     a shell."""
-    name = _name(pid)
+    name = process_name(pid)
     return name.startswith(WORKER_PREFIX) or name == EVALUATOR_NAME
 
 
 def named_children(launcher: int, prefix: str) -> list[int]:
     """The run's processes whose name starts with ``prefix`` (``asyncrl-w``, ``asyncrl-eval``)."""
-    return [pid for pid in children(launcher) if _name(pid).startswith(prefix)]
+    return [pid for pid in children(launcher) if process_name(pid).startswith(prefix)]
 
 
 @dataclass

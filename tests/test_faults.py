@@ -29,7 +29,14 @@ import pytest
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import content_digest, load_checkpoint
 from tests.conftest import QUICK, cli_env, compose, run_cli
-from tests.run_files import LOGS, alive, children, is_worker_or_evaluator, log_health
+from tests.run_files import (
+    LOGS,
+    alive,
+    children,
+    is_worker_or_evaluator,
+    log_health,
+    process_name,
+)
 
 pytestmark = pytest.mark.faults
 
@@ -110,7 +117,7 @@ def test_a_killed_worker_or_evaluator_is_restarted_and_the_run_finishes(tmp_path
     killed: list[str] = []
 
     def kill_a_child(proc):
-        named = {Path(f"/proc/{p}/comm").read_text().strip(): p
+        named = {process_name(p): p
                  for p in children(proc.pid) if is_worker_or_evaluator(p)}
         assert sorted(named) == ["asyncrl-eval", "asyncrl-w0", "asyncrl-w1"]  # as ps shows them
         killed.append(rng.choice(sorted(named)))
