@@ -346,3 +346,12 @@ def test_the_background_preset_is_the_batched_preset_with_two_network_keys():
     assert preset.network.centre_input is True
     preset.network.torso_init, preset.network.centre_on = "lecun_bias", "mean"
     assert preset == batched
+
+
+def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys():
+    t20 = compose("+experiment=a3c_batched_t20")
+    preset = compose("+experiment=a3c_batched_t20_background")
+    assert (preset.network.torso_init, preset.network.centre_on) == ("orthogonal", "background")
+    assert (preset.algo.t_max, preset.lr, preset.envs_per_worker) == (20, 2e-3, 16)
+    preset.network.torso_init, preset.network.centre_on = "lecun_bias", "mean"
+    assert preset == t20
