@@ -142,6 +142,9 @@ def test_composition_errors_are_one_line(overrides, fragment):
     (["seed=-1"], "seed=-1"),
     (["seed=4294967296"], "seed=4294967296"),
     (["lr=inf"], "lr=inf"),
+    # unused by this run's lr (given), still a mistake
+    (["lr=1e-3", "env.a3c_t20_background_lr=-1"], "env.a3c_t20_background_lr=-1.0"),
+    (["lr=1e-3", "env.a3c_default_lr=2"], "env.a3c_default_lr=2.0"),
     (["eval.interval_frames=0"], "eval.interval_frames=0"),
     (["eval.max_episode_frames=0"], "eval.max_episode_frames=0"),
     (["checkpoint.interval_frames=0"], "checkpoint.interval_frames=0"),
@@ -348,10 +351,17 @@ def test_the_background_preset_is_the_batched_preset_with_two_network_keys():
     assert preset == batched
 
 
-def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys():
-    t20 = compose("+experiment=a3c_batched_t20")
-    preset = compose("+experiment=a3c_batched_t20_background")
+@pytest.mark.parametrize(("game", "lr"), [("breakout", 2e-3), ("pong", 3e-3)])
+def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys_and_the_games_lr(
+        game, lr):
+    t20 = compose("+experiment=a3c_batched_t20", f"env=atari/{game}")
+    preset = compose("+experiment=a3c_batched_t20_background", f"env=atari/{game}")
     assert (preset.network.torso_init, preset.network.centre_on) == ("orthogonal", "background")
-    assert (preset.algo.t_max, preset.lr, preset.envs_per_worker) == (20, 2e-3, 16)
+    assert (preset.algo.t_max, preset.lr, preset.envs_per_worker) == (20, lr, 16)
+    assert t20.lr == 2e-3 and t20.env.a3c_t20_background_lr == lr  # read by this preset alone
     preset.network.torso_init, preset.network.centre_on = "lecun_bias", "mean"
+    preset.lr = t20.lr
     assert preset == t20
+    # a given lr still wins over the game's
+    given = compose("+experiment=a3c_batched_t20_background", f"env=atari/{game}", "lr=1e-3")
+    assert given.lr == 1e-3

@@ -118,17 +118,23 @@ def test_the_batched_preset_leaves_the_flat_start_on_pong(workdir):
                              BATCHED_FRAMES, BATCHED_THRESHOLD, 2700)
 
 
-# Measured (docs/learning.md, "t_max = 20"): with this preset the last 50 training episodes
-# before 5M frames averaged -5.4, -2.9, +7.0, +3.5 and +6.8 in seeds 1 to 5 (each reached +18
-# by 8.8M); with t_max 5 and the rest the same, -8.9, -7.9 and -12.7 in seeds 1 to 3
-T20_FRAMES, T20_THRESHOLD = 5_000_000, -10.0
+# Measured (docs/learning.md, "t_max = 20"): with a3c_batched_t20 the last 50 training
+# episodes before 5M frames averaged -5.4, -2.9, +7.0, +3.5 and +6.8 in seeds 1 to 5 (each
+# reached +18 by 8.8M); with t_max 5 and the rest the same, -8.9, -7.9 and -12.7 in seeds 1-3.
+# Measured ("Pong's own lr in the preset"): with a3c_batched_t20_background at Pong's lr, 3e-3,
+# the last 50 before 4M frames averaged +17.8, +14.6, +16.9, +16.5, +16.2 and +3.3 in the six
+# runs that went that far (the last the slowest of eight to reach +18, at 7.30M); the preset
+# at 2e-3 averaged +17.0, -3.8 and +16.0 (seeds 1 to 3 on the same CPU)
+T20_PONG = [("a3c_batched_t20", 5_000_000, -10.0),             # ~9 minutes on 2 idle cores
+            ("a3c_batched_t20_background", 4_000_000, -5.0)]   # ~7 minutes
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3000)  # ~9 minutes on 2 idle cores
-def test_the_20_step_batched_preset_is_past_minus_10_on_pong_by_5m_frames(workdir):
-    assert_atari_run_reaches(workdir, ["+experiment=a3c_batched_t20", "env=atari/pong"],
-                             T20_FRAMES, T20_THRESHOLD, 2700)
+@pytest.mark.timeout(3000)
+@pytest.mark.parametrize(("preset", "frames", "threshold"), T20_PONG)
+def test_the_20_step_presets_leave_pongs_flat_start(workdir, preset, frames, threshold):
+    assert_atari_run_reaches(workdir, [f"+experiment={preset}", "env=atari/pong"], frames,
+                             threshold, 2700)
 
 
 # Measured (docs/learning.md, "A3C-LSTM with the t_max 20 preset"): the episodes between 4M

@@ -41,7 +41,8 @@ SB3_ZOO_A2C: dict[str, Any] = {"ent_coef": 0.01, "vf_coef": 0.25}
 SB3_ZOO_OPTIMIZER_EPS = 1e-5  # RMSpropTFLike's eps in the zoo's policy_kwargs
 SB3_RUN_NAME = "sb3_a2c"  # the peer's directory under the bench run's, beside the settings'
 DEFAULT_GAME = "pong"
-LEARNING_SETTINGS = ("envs_per_worker=1", "envs_per_worker=16")
+# the paper's loop, and the preset that reaches Pong's +18 soonest (docs/learning.md)
+LEARNING_SETTINGS = ("envs_per_worker=1", "+experiment=a3c_batched_t20_background")
 POLL_S = 5.0
 STOP_TIMEOUT_S = 120.0  # a run's shutdown after SIGINT: workers stop, checkpoint written
 

@@ -42,6 +42,7 @@ def validate(cfg: Any) -> None:
     """
     _check_options_chosen(cfg)
     _check_run(cfg)
+    _check_env_lrs(cfg.env)
     _check_intervals(cfg)
     _check_objective(cfg)
     _check_algo(cfg.algo)
@@ -87,6 +88,18 @@ def _check_run(cfg: Any) -> None:
         raise UserError("max_worker_restarts must be 0 or more")
     if not cfg.stall_seconds > 0:
         raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
+
+
+# the environment's lr keys: read by `lr` only through an algorithm or a preset, so a bad one
+# given alongside lr= would otherwise pass unseen
+ENV_LR_KEYS = ("a3c_default_lr", "a3c_t20_background_lr")
+
+
+def _check_env_lrs(env: Any) -> None:
+    for key in ENV_LR_KEYS:
+        value = getattr(env, key)
+        if not 0 < value <= LR_MAX:
+            raise UserError(f"env.{key}={value}: a learning rate must lie in (0, {LR_MAX:g}]")
 
 
 def _check_algo(algo: Any) -> None:

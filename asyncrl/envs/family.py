@@ -47,12 +47,14 @@ ENTRY_POINT_GROUP = "asyncrl.env_families"
 
 @dataclass
 class DomainDefaults:
-    """Settings the paper ties to a domain; every family's schema starts from these
-    (conf/algo/a3c.yaml and the sweeps read them)."""
+    """Settings tied to a domain, the paper's and the presets' lr; every family's schema
+    starts from these (conf/algo/a3c.yaml, the sweeps and conf/experiment read them)."""
 
     a3c_entropy_beta: float = 0.01
     a3c_episode_updates: bool = False
     a3c_default_lr: float = 7e-4  # A3C's lr unless lr= is given
+    # the lr of +experiment=a3c_batched_t20_background, per game where one was measured
+    a3c_t20_background_lr: float = 2e-3
     default_total_frames: int = 40_000_000  # total_frames unless given
     sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
     sweep_lr_high: float = 1e-2
