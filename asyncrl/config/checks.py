@@ -3,6 +3,7 @@ then the environment family's own. Each raises a one-line ``UserError`` naming t
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from asyncrl.action_kinds import action_kind_problem
@@ -15,7 +16,7 @@ from asyncrl.config.option_checks import (
     check_options,
 )
 from asyncrl.config.schemas import SCHEMAS
-from asyncrl.envs.family import Family, family_of
+from asyncrl.envs.family import DomainDefaults, Family, family_of
 from asyncrl.errors import UserError
 from asyncrl.run_files.trackers import check_wandb_installed
 
@@ -90,9 +91,9 @@ def _check_run(cfg: Any) -> None:
         raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
 
 
-# the environment's lr keys: read by `lr` only through an algorithm or a preset, so a bad one
-# given alongside lr= would otherwise pass unseen
-ENV_LR_KEYS = ("a3c_default_lr", "a3c_t20_background_lr")
+# the environment's lr keys (every DomainDefaults field named *_lr): read by `lr` only through
+# an algorithm or a preset, so a bad one given alongside lr= would otherwise pass unseen
+ENV_LR_KEYS = tuple(f.name for f in dataclasses.fields(DomainDefaults) if f.name.endswith("_lr"))
 
 
 def _check_env_lrs(env: Any) -> None:
