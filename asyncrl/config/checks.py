@@ -81,8 +81,7 @@ def _check_run(cfg: Any) -> None:
     if cfg.lr_anneal_frames is not None and cfg.lr_anneal_frames <= 0:
         raise UserError(f"lr_anneal_frames={cfg.lr_anneal_frames}: must be a positive number "
                         "of frames, or null to anneal over total_frames")
-    if not 0 < cfg.lr <= LR_MAX:
-        raise UserError(f"lr={cfg.lr}: the learning rate must lie in (0, {LR_MAX:g}]")
+    _check_lr("lr", cfg.lr)
     if not 0 <= cfg.seed < SEED_LIMIT:
         raise UserError(f"seed={cfg.seed}: must lie in [0, 2**32)")
     if cfg.max_worker_restarts < 0:
@@ -98,9 +97,12 @@ ENV_LR_KEYS = tuple(f.name for f in dataclasses.fields(DomainDefaults) if f.name
 
 def _check_env_lrs(env: Any) -> None:
     for key in ENV_LR_KEYS:
-        value = getattr(env, key)
-        if not 0 < value <= LR_MAX:
-            raise UserError(f"env.{key}={value}: a learning rate must lie in (0, {LR_MAX:g}]")
+        _check_lr(f"env.{key}", getattr(env, key))
+
+
+def _check_lr(name: str, value: float) -> None:
+    if not 0 < value <= LR_MAX:
+        raise UserError(f"{name}={value}: a learning rate must lie in (0, {LR_MAX:g}]")
 
 
 def _check_algo(algo: Any) -> None:
