@@ -145,6 +145,7 @@ def test_composition_errors_are_one_line(overrides, fragment):
     # unused by this run's lr (given), still a mistake
     (["lr=1e-3", "env.a3c_t20_background_lr=-1"], "env.a3c_t20_background_lr=-1.0"),
     (["lr=1e-3", "env.a3c_default_lr=2"], "env.a3c_default_lr=2.0"),
+    (["algo=nstep_q", "env.a3c_entropy_beta=5"], "env.a3c_entropy_beta=5.0"),
     (["eval.interval_frames=0"], "eval.interval_frames=0"),
     (["eval.max_episode_frames=0"], "eval.max_episode_frames=0"),
     (["checkpoint.interval_frames=0"], "checkpoint.interval_frames=0"),

@@ -43,7 +43,7 @@ def validate(cfg: Any) -> None:
     """
     _check_options_chosen(cfg)
     _check_run(cfg)
-    _check_env_lrs(cfg.env)
+    _check_env_keys(cfg.env)
     _check_intervals(cfg)
     _check_objective(cfg)
     _check_algo(cfg.algo)
@@ -95,14 +95,22 @@ def _check_run(cfg: Any) -> None:
 ENV_LR_KEYS = tuple(f.name for f in dataclasses.fields(DomainDefaults) if f.name.endswith("_lr"))
 
 
-def _check_env_lrs(env: Any) -> None:
+def _check_env_keys(env: Any) -> None:
     for key in ENV_LR_KEYS:
         _check_lr(f"env.{key}", getattr(env, key))
+    # read by A3C alone, so the value-based methods would let a bad one pass
+    _check_entropy_beta("env.a3c_entropy_beta", env.a3c_entropy_beta)
 
 
 def _check_lr(name: str, value: float) -> None:
     if not 0 < value <= LR_MAX:
         raise UserError(f"{name}={value}: a learning rate must lie in (0, {LR_MAX:g}]")
+
+
+def _check_entropy_beta(name: str, value: float) -> None:
+    if not 0 <= value <= 1:
+        raise UserError(f"{name}={value}: an entropy weight must lie in [0, 1] "
+                        "(the paper: 0.01, MuJoCo 1e-4)")
 
 
 def _check_algo(algo: Any) -> None:
@@ -115,9 +123,7 @@ def _check_algo(algo: Any) -> None:
     if not _positive_finite(algo.max_grad_norm):
         raise UserError(f"algo.max_grad_norm={algo.max_grad_norm}: must be positive "
                         "and finite")
-    if not 0 <= getattr(algo, "entropy_beta", 0.0) <= 1:
-        raise UserError(f"algo.entropy_beta={algo.entropy_beta}: must lie in [0, 1] "
-                        "(the paper: 0.01, MuJoCo 1e-4)")
+    _check_entropy_beta("algo.entropy_beta", getattr(algo, "entropy_beta", 0.0))
     coef = getattr(algo, "value_loss_coef", 1.0)
     if not 0 < coef <= 1:
         raise UserError(f"algo.value_loss_coef={coef}: must lie in (0, 1]")
