@@ -90,16 +90,18 @@ def _check_run(cfg: Any) -> None:
         raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
 
 
-# the environment's lr keys (every DomainDefaults field named *_lr): read by `lr` only through
-# an algorithm or a preset, so a bad one given alongside lr= would otherwise pass unseen
-ENV_LR_KEYS = tuple(f.name for f in dataclasses.fields(DomainDefaults) if f.name.endswith("_lr"))
+# the environment's domain keys that feed an algorithm's value (every DomainDefaults field
+# named *_lr or *_entropy_beta): each is read only through an algorithm or a preset, so a bad
+# one this run does not read (lr= given, a value-based method) would otherwise pass unseen
+ENV_KEY_SUFFIXES = ("_lr", "_entropy_beta")
+ENV_VALUE_KEYS = tuple(f.name for f in dataclasses.fields(DomainDefaults)
+                       if f.name.endswith(ENV_KEY_SUFFIXES))
 
 
 def _check_env_keys(env: Any) -> None:
-    for key in ENV_LR_KEYS:
-        _check_lr(f"env.{key}", getattr(env, key))
-    # read by A3C alone, so the value-based methods would let a bad one pass
-    _check_entropy_beta("env.a3c_entropy_beta", env.a3c_entropy_beta)
+    for key in ENV_VALUE_KEYS:
+        check = _check_lr if key.endswith("_lr") else _check_entropy_beta
+        check(f"env.{key}", getattr(env, key))
 
 
 def _check_lr(name: str, value: float) -> None:
