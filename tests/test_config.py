@@ -352,7 +352,8 @@ def test_the_background_preset_is_the_batched_preset_with_two_network_keys():
     assert preset == batched
 
 
-@pytest.mark.parametrize(("game", "lr"), [("breakout", 2e-3), ("pong", 3e-3)])
+@pytest.mark.parametrize(("game", "lr"),
+                         [("breakout", 2e-3), ("pong", 3e-3), ("space_invaders", 3e-3)])
 def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys_and_the_games_lr(
         game, lr):
     t20 = compose("+experiment=a3c_batched_t20", f"env=atari/{game}")
