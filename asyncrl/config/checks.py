@@ -90,20 +90,6 @@ def _check_run(cfg: Any) -> None:
         raise UserError(f"stall_seconds={cfg.stall_seconds}: must be positive")
 
 
-# the environment's domain keys that feed an algorithm's value (every DomainDefaults field
-# named *_lr or *_entropy_beta): each is read only through an algorithm or a preset, so a bad
-# one this run does not read (lr= given, a value-based method) would otherwise pass unseen
-ENV_KEY_SUFFIXES = ("_lr", "_entropy_beta")
-ENV_VALUE_KEYS = tuple(f.name for f in dataclasses.fields(DomainDefaults)
-                       if f.name.endswith(ENV_KEY_SUFFIXES))
-
-
-def _check_env_keys(env: Any) -> None:
-    for key in ENV_VALUE_KEYS:
-        check = _check_lr if key.endswith("_lr") else _check_entropy_beta
-        check(f"env.{key}", getattr(env, key))
-
-
 def _check_lr(name: str, value: float) -> None:
     if not 0 < value <= LR_MAX:
         raise UserError(f"{name}={value}: a learning rate must lie in (0, {LR_MAX:g}]")
@@ -113,6 +99,20 @@ def _check_entropy_beta(name: str, value: float) -> None:
     if not 0 <= value <= 1:
         raise UserError(f"{name}={value}: an entropy weight must lie in [0, 1] "
                         "(the paper: 0.01, MuJoCo 1e-4)")
+
+
+# the environment's domain keys that feed an algorithm's value (every DomainDefaults field
+# named *_lr or *_entropy_beta), each with its range check: read only through an algorithm or
+# a preset, so a bad one this run does not read (lr= given, a value-based method) would
+# otherwise pass unseen
+_ENV_KEY_CHECKS = {"_lr": _check_lr, "_entropy_beta": _check_entropy_beta}
+ENV_VALUE_KEYS = {f.name: check for f in dataclasses.fields(DomainDefaults)
+                  for suffix, check in _ENV_KEY_CHECKS.items() if f.name.endswith(suffix)}
+
+
+def _check_env_keys(env: Any) -> None:
+    for key, check in ENV_VALUE_KEYS.items():
+        check(f"env.{key}", getattr(env, key))
 
 
 def _check_algo(algo: Any) -> None:
