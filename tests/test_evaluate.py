@@ -137,3 +137,31 @@ def test_a_checkpoint_source_names_the_file_and_the_folder_of_its_runs_files(tmp
     assert checkpoint_source(alone) == (alone, tmp_path)  # not the folder above it
     with pytest.raises(UserError, match="no run directory or checkpoint at"):
         checkpoint_source(tmp_path / "missing.pt")
+
+
+def test_a_value_based_run_is_evaluated_at_the_epsilon_asked_for(tmp_path, cartpole_run):
+    run_dir = tmp_path / "nq"
+    assert run_cli([*CARTPOLE, "algo=nstep_q", f"hydra.run.dir={run_dir}"],
+                   tmp_path).returncode == 0
+    scores = {}
+    for epsilon in ("0", "1"):
+        out = tmp_path / f"eps{epsilon}.json"
+        played = run_cli([str(run_dir), "--episodes", "4", "--epsilon", epsilon,
+                          "--output", str(out)], tmp_path, module="asyncrl.commands.evaluate")
+        assert played.returncode == 0, played.stderr
+        assert f"epsilon {epsilon})" in played.stdout
+        report = json.loads(out.read_text())
+        assert report["epsilon"] == float(epsilon)
+        scores[epsilon] = report["scores"]
+    # the same seeds: greedy and uniformly random play cannot score alike in all four
+    assert scores["0"] != scores["1"]
+    default = run_cli([str(run_dir), "--episodes", "1"], tmp_path,
+                      module="asyncrl.commands.evaluate")
+    assert "epsilon 0.05)" in default.stdout  # the run's own algo.eval_epsilon
+    a3c = run_cli([str(cartpole_run), "--epsilon", "0.05"], tmp_path,
+                  module="asyncrl.commands.evaluate")
+    assert "samples its policy; --epsilon is for the value-based ones" in \
+        _refused_before_playing(a3c)
+    out_of_range = run_cli([str(run_dir), "--epsilon", "1.5"], tmp_path,
+                           module="asyncrl.commands.evaluate")
+    assert "--epsilon 1.5: must lie in [0, 1]" in _refused_before_playing(out_of_range)

@@ -17,6 +17,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
+from asyncrl.algos.configs import is_value_based
 from asyncrl.commands import run_tool
 from asyncrl.commands.saved_policy import load_policy
 from asyncrl.envs import make_env
@@ -33,6 +34,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("source", type=Path, help="a run directory or a checkpoint .pt file")
     parser.add_argument("--episodes", type=int, default=10, help="episodes to play (default 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the evaluation episodes")
+    parser.add_argument("--epsilon", type=float, default=None,
+                        help="a value-based run's exploration rate while evaluated (default: "
+                             "the run's algo.eval_epsilon, 0.05)")
     parser.add_argument("--video", type=Path, default=None,
                         help="record the first episode to this .gif (or .mp4 with imageio-ffmpeg)")
     parser.add_argument("--output", type=Path, default=None,
@@ -81,6 +85,23 @@ def _check_writable(path: Path, flag: str) -> None:
         raise UserError(f"{flag} {path}: cannot write into {folder}")
 
 
+def evaluation_epsilon(cfg: Any, requested: float | None) -> float | None:
+    """The exploration rate a value-based run is evaluated at (``requested`` replacing the
+    run's ``algo.eval_epsilon``), or None for A3C, whose policy is sampled.
+
+    Q-learning learns the greedy policy whatever epsilon its workers explore with, so a
+    training score at epsilon 0.1 can sit well below what the same weights play at 0.01:
+    evaluating at several rates tells the two apart."""
+    if not is_value_based(cfg.algo.name):
+        if requested is not None:
+            raise UserError(f"--epsilon {requested:g}: this run's algorithm, {cfg.algo.name}, "
+                            f"samples its policy; --epsilon is for the value-based ones")
+        return None
+    if requested is not None:
+        cfg.algo.eval_epsilon = requested
+    return float(cfg.algo.eval_epsilon)
+
+
 def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
     import imageio.v3 as iio
 
@@ -94,10 +115,13 @@ def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
 def evaluate(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise UserError(f"--episodes {args.episodes}: need at least 1 episode")
+    if args.epsilon is not None and not 0 <= args.epsilon <= 1:
+        raise UserError(f"--epsilon {args.epsilon:g}: must lie in [0, 1]")
     path, run_dir = checkpoint_source(args.source)
     video, out = check_outputs(args, run_dir, path if args.source.is_file() else None)
     torch.set_num_threads(1)
     cfg, model, saved = load_policy(path)
+    epsilon = evaluation_epsilon(cfg, args.epsilon)
     env = make_env(cfg.env, render_mode="rgb_array" if video else None,
                    evaluation=True)
     policy = eval_policy(cfg, model, args.seed)
@@ -123,10 +147,14 @@ def evaluate(args: argparse.Namespace) -> int:
             write_video(frames, video)
             print(f"video of episode 1: {video}")
     mean = sum(scores) / len(scores)
-    print(f"mean score over {len(scores)} episodes: {mean:g} (checkpoint at T={saved.frames})")
+    played_at = "" if epsilon is None else f", epsilon {epsilon:g}"
+    print(f"mean score over {len(scores)} episodes: {mean:g} "
+          f"(checkpoint at T={saved.frames}{played_at})")
+    report: dict[str, Any] = {"frames": saved.frames, "scores": scores, "mean": mean}
+    if epsilon is not None:
+        report["epsilon"] = epsilon
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(out, json.dumps({"frames": saved.frames, "scores": scores,
-                                           "mean": mean}, indent=2) + "\n")
+    write_text_atomically(out, json.dumps(report, indent=2) + "\n")
     return 0
 
 
