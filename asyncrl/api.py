@@ -107,15 +107,17 @@ def _run_log(run_dir: Path) -> Iterator[None]:
 
 class Agent:
     """A trained policy acting as evaluation does (``asyncrl-eval``): A3C samples pi, the
-    value-based methods act epsilon-greedily with ``algo.eval_epsilon``."""
+    value-based methods act epsilon-greedily with ``algo.eval_epsilon`` or ``epsilon``."""
 
-    def __init__(self, run_dir: Path, seed: int = 0) -> None:
-        from asyncrl.commands.saved_policy import load_policy
+    def __init__(self, run_dir: Path, seed: int = 0, epsilon: float | None = None) -> None:
+        from asyncrl.commands.saved_policy import evaluation_epsilon, load_policy
         from asyncrl.learning.evaluate import eval_policy
 
         self.run_dir = run_dir
         self.config, model, saved = load_policy(run_dir)
         self.frames = saved.frames  # T of the checkpoint the weights come from
+        # None for A3C; for a value-based run the rate its act() explores with
+        self.epsilon = evaluation_epsilon(self.config, epsilon, "epsilon=")
         self._policy = eval_policy(self.config, model, seed)
 
     def make_env(self, render_mode: str | None = None) -> Any:
@@ -134,10 +136,11 @@ class Agent:
         return self._policy.act(obs, state)
 
 
-def load(run_dir: str | Path, seed: int = 0) -> Agent:
+def load(run_dir: str | Path, seed: int = 0, epsilon: float | None = None) -> Agent:
     """The agent saved in ``run_dir`` (a run directory or a checkpoint file); ``seed``
-    draws its random choices, as ``asyncrl-eval --seed`` does."""
+    draws its random choices, as ``asyncrl-eval --seed`` does, and ``epsilon`` replaces a
+    value-based run's ``algo.eval_epsilon``, as ``asyncrl-eval --epsilon`` does."""
     source = Path(run_dir)
     if not source.exists():
         raise UserError(f"no run directory or checkpoint at {source}")
-    return Agent(source, seed)
+    return Agent(source, seed, epsilon)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import asyncrl
 from asyncrl.run_files.checkpoint import load_checkpoint, save_checkpoint
 from tests.conftest import QUICK, run_cli
 
@@ -155,13 +156,30 @@ def test_a_value_based_run_is_evaluated_at_the_epsilon_asked_for(tmp_path, cartp
         scores[epsilon] = report["scores"]
     # the same seeds: greedy and uniformly random play cannot score alike in all four
     assert scores["0"] != scores["1"]
+    assert _first_episode_of(asyncrl.load(run_dir, epsilon=1.0)) == scores["1"][0]
+    assert asyncrl.load(run_dir).epsilon == 0.05
     default = run_cli([str(run_dir), "--episodes", "1"], tmp_path,
                       module="asyncrl.commands.evaluate")
     assert "epsilon 0.05)" in default.stdout  # the run's own algo.eval_epsilon
     a3c = run_cli([str(cartpole_run), "--epsilon", "0.05"], tmp_path,
                   module="asyncrl.commands.evaluate")
-    assert "samples its policy; --epsilon is for the value-based ones" in \
+    assert "samples its policy; an epsilon is for the value-based ones" in \
         _refused_before_playing(a3c)
+    with pytest.raises(asyncrl.UserError, match="epsilon=0.05: this run's algorithm, a3c"):
+        asyncrl.load(cartpole_run, epsilon=0.05)
     out_of_range = run_cli([str(run_dir), "--epsilon", "1.5"], tmp_path,
                            module="asyncrl.commands.evaluate")
     assert "--epsilon 1.5: must lie in [0, 1]" in _refused_before_playing(out_of_range)
+
+
+def _first_episode_of(agent) -> float:
+    """The score of one episode of ``agent`` from a reset seeded 0, as asyncrl-eval's first."""
+    env = agent.make_env()
+    obs, _ = env.reset(seed=0)
+    state, score, done = agent.reset_state(), 0.0, False
+    while not done:
+        action, state = agent.act(obs, state)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        score, done = score + float(reward), terminated or truncated
+    env.close()
+    return score

@@ -17,9 +17,8 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from asyncrl.algos.configs import is_value_based
 from asyncrl.commands import run_tool
-from asyncrl.commands.saved_policy import load_policy
+from asyncrl.commands.saved_policy import evaluation_epsilon, load_policy
 from asyncrl.envs import make_env
 from asyncrl.errors import UserError
 from asyncrl.learning.evaluate import eval_policy, evaluation_actors, max_eval_steps
@@ -85,23 +84,6 @@ def _check_writable(path: Path, flag: str) -> None:
         raise UserError(f"{flag} {path}: cannot write into {folder}")
 
 
-def evaluation_epsilon(cfg: Any, requested: float | None) -> float | None:
-    """The exploration rate a value-based run is evaluated at (``requested`` replacing the
-    run's ``algo.eval_epsilon``), or None for A3C, whose policy is sampled.
-
-    Q-learning learns the greedy policy whatever epsilon its workers explore with, so a
-    training score at epsilon 0.1 can sit well below what the same weights play at 0.01:
-    evaluating at several rates tells the two apart."""
-    if not is_value_based(cfg.algo.name):
-        if requested is not None:
-            raise UserError(f"--epsilon {requested:g}: this run's algorithm, {cfg.algo.name}, "
-                            f"samples its policy; --epsilon is for the value-based ones")
-        return None
-    if requested is not None:
-        cfg.algo.eval_epsilon = requested
-    return float(cfg.algo.eval_epsilon)
-
-
 def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
     import imageio.v3 as iio
 
@@ -115,13 +97,11 @@ def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
 def evaluate(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise UserError(f"--episodes {args.episodes}: need at least 1 episode")
-    if args.epsilon is not None and not 0 <= args.epsilon <= 1:
-        raise UserError(f"--epsilon {args.epsilon:g}: must lie in [0, 1]")
     path, run_dir = checkpoint_source(args.source)
     video, out = check_outputs(args, run_dir, path if args.source.is_file() else None)
     torch.set_num_threads(1)
     cfg, model, saved = load_policy(path)
-    epsilon = evaluation_epsilon(cfg, args.epsilon)
+    epsilon = evaluation_epsilon(cfg, args.epsilon, "--epsilon ")
     env = make_env(cfg.env, render_mode="rgb_array" if video else None,
                    evaluation=True)
     policy = eval_policy(cfg, model, args.seed)

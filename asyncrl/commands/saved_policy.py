@@ -10,8 +10,10 @@ from omegaconf import OmegaConf
 from torch import nn
 
 from asyncrl.algos import algorithm_class
+from asyncrl.algos.configs import is_value_based
 from asyncrl.config.saved import typed_config
 from asyncrl.envs import make_env
+from asyncrl.errors import UserError
 from asyncrl.nets import build_model
 from asyncrl.run_files.checkpoint import (
     Checkpoint,
@@ -32,3 +34,23 @@ def load_policy(source: Path) -> tuple[Any, nn.Module, Checkpoint]:
     load_model_weights(model, saved.model, path)
     env.close()
     return cfg, model, saved
+
+
+def evaluation_epsilon(cfg: Any, requested: float | None, name: str) -> float | None:
+    """The exploration rate a value-based run is evaluated at, ``requested`` (the user's
+    ``name``, refused in one line if it cannot apply) replacing the run's
+    ``algo.eval_epsilon``; None for A3C, whose policy is sampled.
+
+    Q-learning learns the greedy policy whatever epsilon its workers explore with, so a
+    training score at epsilon 0.1 can sit well below what the same weights play at 0.01:
+    evaluating at several rates tells the two apart."""
+    if requested is not None and not 0 <= requested <= 1:
+        raise UserError(f"{name}{requested:g}: must lie in [0, 1]")
+    if not is_value_based(cfg.algo.name):
+        if requested is not None:
+            raise UserError(f"{name}{requested:g}: this run's algorithm, {cfg.algo.name}, "
+                            f"samples its policy; an epsilon is for the value-based ones")
+        return None
+    if requested is not None:
+        cfg.algo.eval_epsilon = requested
+    return float(cfg.algo.eval_epsilon)
