@@ -154,12 +154,13 @@ def test_a_value_based_run_is_evaluated_at_the_epsilon_asked_for(tmp_path, cartp
         report = json.loads(out.read_text())
         assert report["epsilon"] == float(epsilon)
         scores[epsilon] = report["scores"]
-    # the same seeds: greedy and uniformly random play cannot score alike in all four
+    # the same seeds: greedy and uniformly random play all but never score alike in four
     assert scores["0"] != scores["1"]
     assert _first_episode_of(asyncrl.load(run_dir, epsilon=1.0)) == scores["1"][0]
     assert asyncrl.load(run_dir).epsilon == 0.05
     default = run_cli([str(run_dir), "--episodes", "1"], tmp_path,
                       module="asyncrl.commands.evaluate")
+    assert default.returncode == 0, default.stderr
     assert "epsilon 0.05)" in default.stdout  # the run's own algo.eval_epsilon
     a3c = run_cli([str(cartpole_run), "--epsilon", "0.05"], tmp_path,
                   module="asyncrl.commands.evaluate")
@@ -167,6 +168,9 @@ def test_a_value_based_run_is_evaluated_at_the_epsilon_asked_for(tmp_path, cartp
         _refused_before_playing(a3c)
     with pytest.raises(asyncrl.UserError, match="epsilon=0.05: this run's algorithm, a3c"):
         asyncrl.load(cartpole_run, epsilon=0.05)
+    for wrong in ("0.1", True):
+        with pytest.raises(asyncrl.UserError, match="give a number in"):
+            asyncrl.load(run_dir, epsilon=wrong)
     out_of_range = run_cli([str(run_dir), "--epsilon", "1.5"], tmp_path,
                            module="asyncrl.commands.evaluate")
     assert "--epsilon 1.5: must lie in [0, 1]" in _refused_before_playing(out_of_range)
