@@ -56,6 +56,20 @@ def test_background_level_reads_a_batch_of_segments():
     assert level[2, 1].item() == pytest.approx(0.2) and level.sum().item() == pytest.approx(0.2)
 
 
+def test_the_torso_scales_a_copy_and_leaves_its_input_as_it_was():
+    # the scaling runs in place on the float copy; a float input must not be that copy
+    torso = ConvTorso((1, 36, 36), centre_input=False)
+    seen = []
+    torso.conv[0].register_forward_hook(lambda _m, inp, _o: seen.append(inp[0]))
+    screens = torch.full((2, 1, 36, 36), 102, dtype=torch.uint8)
+    floats = screens.float()
+    torso(screens)
+    torso(floats)
+    assert seen[0][0, 0, 0, 0].item() == pytest.approx(0.4)  # 102 / 255
+    assert torch.equal(seen[0], seen[1])
+    assert torch.equal(floats, torch.full((2, 1, 36, 36), 102.0))
+
+
 def test_centring_subtracts_each_observations_own_mean():
     torso = ConvTorso((1, 36, 36), centre_input=True)
     seen = []

@@ -32,6 +32,7 @@ from asyncrl.algos.replay import SegmentReplay
 from asyncrl.envs.family import family_of
 from asyncrl.learning import messages
 from asyncrl.learning.child_output import route_child_output
+from asyncrl.learning.heap import keep_freed_memory
 from asyncrl.learning.process_name import name_this_process, worker_name
 from asyncrl.learning.rollout import Actors, Segment
 from asyncrl.learning.seeding import derive_seed
@@ -215,6 +216,7 @@ def run_worker(
     """
     # RMSProp statistics decay towards denormals, where float arithmetic is ~100x slower
     torch.set_flush_denormal(True)
+    keep_freed_memory()
     parts = build_worker_parts(spec, cfg, shared)
     actors = parts.actors
     metrics = MetricsAccumulator(cfg.log.interval_seconds)

@@ -127,7 +127,8 @@ class ConvTorso(nn.Module):
         TORSO_INITS[init](self)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        scaled = obs.float() * (1.0 / 255.0)
+        # scaled in place: a second float batch costs a second round of fresh pages
+        scaled = obs.to(torch.float32, copy=True).mul_(1.0 / 255.0)
         if self.centre_input:  # in place: scaled is this call's own tensor
             scaled.sub_(background_level(obs) if self.centre_on == "background"
                         else scaled.mean(dim=(-3, -2, -1), keepdim=True))
