@@ -16,6 +16,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from asyncrl.learning.heap import keep_freed_memory
+
 
 def _model() -> torch.nn.Module:
     from asyncrl.nets import build_model
@@ -51,6 +53,7 @@ def _forward_backward(model: torch.nn.Module, obs: torch.Tensor) -> None:
 def timings(batches: list[int], repeats: int) -> list[tuple[int, float, float]]:
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
+    keep_freed_memory()  # as a worker does: without it a large batch is mapped afresh
     model = _model()
     rows = []
     for batch in batches:

@@ -70,6 +70,16 @@ def test_the_torso_scales_a_copy_and_leaves_its_input_as_it_was():
     assert torch.equal(floats, torch.full((2, 1, 36, 36), 102.0))
 
 
+def test_the_torso_scales_every_grey_level_to_the_bits_it_always_had():
+    # scaling in place must round as the out-of-place product before it did
+    torso = ConvTorso((1, 36, 36), centre_input=False)
+    seen = []
+    torso.conv[0].register_forward_hook(lambda _m, inp, _o: seen.append(inp[0]))
+    levels = (torch.arange(36 * 36) % 256).to(torch.uint8).view(1, 1, 36, 36)
+    torso(levels)
+    assert torch.equal(seen[0], levels.float() * (1.0 / 255.0))
+
+
 def test_centring_subtracts_each_observations_own_mean():
     torso = ConvTorso((1, 36, 36), centre_input=True)
     seen = []

@@ -171,6 +171,7 @@ def learning_step(parts: WorkerParts, frames_now: int,
 
 def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> WorkerParts:
     """The worker's algorithm, environments, local model and buffers, seeded from ``spec``."""
+    keep_freed_memory()  # before the first batch: its pages then stay with the process
     seed = spec.seed(cfg.seed)
     torch.manual_seed(seed)
     algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed),
@@ -216,7 +217,6 @@ def run_worker(
     """
     # RMSProp statistics decay towards denormals, where float arithmetic is ~100x slower
     torch.set_flush_denormal(True)
-    keep_freed_memory()
     parts = build_worker_parts(spec, cfg, shared)
     actors = parts.actors
     metrics = MetricsAccumulator(cfg.log.interval_seconds)
