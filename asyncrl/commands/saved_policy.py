@@ -44,11 +44,11 @@ def evaluation_epsilon(cfg: Any, requested: float | None, name: str) -> float | 
     Q-learning learns the greedy policy whatever epsilon its workers explore with, so a
     training score at epsilon 0.1 can sit well below what the same weights play at 0.01:
     evaluating at several rates tells the two apart."""
-    if requested is not None and (isinstance(requested, bool)
-                                  or not isinstance(requested, (int, float))):
-        raise UserError(f"{name}{requested!r}: give a number in [0, 1]")
-    if requested is not None and not 0 <= requested <= 1:
-        raise UserError(f"{name}{requested:g}: must lie in [0, 1]")
+    if requested is not None:
+        if isinstance(requested, bool) or not isinstance(requested, (int, float)):
+            raise UserError(f"{name}{requested!r}: give a number in [0, 1]")
+        if not 0 <= requested <= 1:
+            raise UserError(f"{name}{requested:g}: must lie in [0, 1]")
     if not is_value_based(cfg.algo.name):
         if requested is not None:
             raise UserError(f"{name}{requested:g}: this run's algorithm, {cfg.algo.name}, "
