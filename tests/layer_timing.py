@@ -1,0 +1,167 @@
+"""Where the t_max 20 preset's network time goes, layer by layer, and what a learner that
+reused the acting forward's activations would save.
+
+``python -m tests.layer_timing``: the preset's A3C network for Pong (torso started
+orthogonal, each screen's background subtracted), one thread, the heap kept as a worker
+keeps it, uint8 screens held channels-last as the rollout buffers hold them; the median of
+25 timings after a warm-up, in ms.
+
+- For the acting batch (16) and the learner's (336): the input's preparation (scaling and
+  the background), each layer's forward, conv 1 written as a 2 x 2 convolution over
+  4 x 4 blocks of pixels (space-to-depth, the same products), and the whole forward.
+- At 336: the usual forward and backward, against a backward that takes each layer's
+  output from the acting forward instead of computing it again (each ReLU layer's weight
+  gradient needs only its input, its output and the gradient from above), with the largest
+  relative difference between the two sets of gradients.
+
+docs/performance.md ("What is left in the preset's update") quotes its output; nothing in
+asyncrl uses the second form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.nn.grad import conv2d_input, conv2d_weight
+
+from asyncrl.learning.heap import keep_freed_memory
+from asyncrl.nets import build_model
+from asyncrl.nets.torsos import background_level
+from tests.net_timing import _median_ms
+
+LEARNER_BATCH = 336  # 16 environments x (20 steps + the bootstrap state)
+
+
+class ConvReLUFromOutput(torch.autograd.Function):
+    """``relu(conv(x))`` handed in already computed; the backward is the layer's."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                out: torch.Tensor, stride: int, input_grad: bool) -> torch.Tensor:
+        ctx.save_for_backward(x, weight, out)
+        ctx.stride, ctx.input_grad = stride, input_grad
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        x, weight, out = ctx.saved_tensors
+        grad = grad * (out > 0)
+        grad_x = conv2d_input(x.shape, weight, grad, ctx.stride) if ctx.input_grad else None
+        return (grad_x, conv2d_weight(x, weight.shape, grad, ctx.stride),
+                grad.sum((0, 2, 3)), None, None, None)
+
+
+class LinearReLUFromOutput(torch.autograd.Function):
+    """``relu(linear(x))`` handed in already computed; the backward is the layer's."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                out: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x, weight, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        x, weight, out = ctx.saved_tensors
+        grad = grad * (out > 0)
+        return grad @ weight, grad.t() @ x, grad.sum(0), None
+
+
+def _model() -> torch.nn.Module:
+    from tests.conftest import compose
+
+    cfg = compose("+experiment=a3c_batched_t20_background", "env=atari/pong")
+    screens = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
+    return build_model(cfg, screens, gym.spaces.Discrete(6), "actor_critic")
+
+
+def _prepared(obs: torch.Tensor) -> torch.Tensor:
+    """The torso's input, as ``ConvTorso.forward`` makes it with ``centre_on=background``."""
+    scaled = obs.to(torch.float32, copy=True).mul_(1.0 / 255.0)
+    return scaled.sub_(background_level(obs)).contiguous(memory_format=torch.channels_last)
+
+
+def _screens(batch: int) -> torch.Tensor:
+    return torch.randint(0, 256, (batch, 4, 84, 84), dtype=torch.uint8).contiguous(
+        memory_format=torch.channels_last)
+
+
+def layer_row(model: Any, batch: int) -> dict[str, float]:
+    torso = model.torso
+    conv1, conv2, fc = torso.conv[0], torso.conv[2], torso.fc[0]
+    obs = _screens(batch)
+    with torch.inference_mode():
+        x = _prepared(obs)
+        h1 = F.relu(conv1(x))
+        flat = F.relu(conv2(h1)).flatten(1)
+        # w[o, c, 4a + i, 4b + j] -> w[o, 16c + 4i + j, a, b]: the same sums, as 2 x 2 over
+        # 4 x 4 blocks
+        blocked_weight = conv1.weight.view(16, 4, 2, 4, 2, 4).permute(0, 1, 3, 5, 2, 4)
+        blocked_weight = blocked_weight.reshape(16, 64, 2, 2)
+
+        def blocked() -> torch.Tensor:
+            blocks = x.view(batch, 4, 21, 4, 21, 4).permute(0, 1, 3, 5, 2, 4)
+            return F.conv2d(blocks.reshape(batch, 64, 21, 21), blocked_weight, conv1.bias)
+
+        steps: dict[str, Callable[[], Any]] = {
+            "preparation": lambda: _prepared(obs), "conv 1": lambda: conv1(x),
+            "conv 1 as space-to-depth": blocked, "conv 2": lambda: conv2(h1),
+            "fc": lambda: fc(flat), "whole forward": lambda: model(obs, None)}
+        return {name: _median_ms(step, 25) for name, step in steps.items()}
+
+
+def reuse_row(model: Any) -> tuple[float, float, float]:
+    """(usual forward + backward, backward from the saved outputs, largest relative
+    difference between their gradients) at the learner's batch."""
+    torso = model.torso
+    conv1, conv2, fc = torso.conv[0], torso.conv[2], torso.fc[0]
+    params = list(model.parameters())
+    obs = _screens(LEARNER_BATCH)
+    with torch.no_grad():  # what the acting forwards computed, step by step
+        h1 = F.relu(conv1(_prepared(obs)))
+        h2 = F.relu(conv2(h1))
+        h3 = F.relu(fc(h2.flatten(1)))
+
+    def usual() -> tuple[torch.Tensor, ...]:
+        policy, value, _ = model(obs, None)
+        return torch.autograd.grad(policy.logsumexp(-1).sum() + value.sum(), params)
+
+    def reused() -> tuple[torch.Tensor, ...]:
+        a1 = ConvReLUFromOutput.apply(_prepared(obs), conv1.weight, conv1.bias, h1, 4, False)
+        a2 = ConvReLUFromOutput.apply(a1, conv2.weight, conv2.bias, h2, 2, True)
+        features = LinearReLUFromOutput.apply(a2.flatten(1), fc.weight, fc.bias, h3)
+        policy, value = model.policy(features), model.value(features).squeeze(-1)
+        return torch.autograd.grad(policy.logsumexp(-1).sum() + value.sum(), params)
+
+    difference = max(float((a - b).abs().max() / b.abs().max())
+                     for a, b in zip(reused(), usual(), strict=True))
+    return _median_ms(usual, 25), _median_ms(reused, 25), difference
+
+
+def main() -> None:
+    from datetime import datetime, timezone
+
+    from asyncrl.commands.bench import machine
+
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(True)
+    keep_freed_memory()
+    model = _model()
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}, one thread")
+    rows = {batch: layer_row(model, batch) for batch in (16, LEARNER_BATCH)}
+    print("| ms | " + " | ".join(rows[16]) + " |")
+    print("| --- |" + " ---: |" * len(rows[16]))
+    for batch, row in rows.items():
+        print(f"| batch {batch} | " + " | ".join(f"{v:.2f}" for v in row.values()) + " |")
+    usual, reused, difference = reuse_row(model)
+    print(f"batch {LEARNER_BATCH}: forward + backward {usual:.1f} ms; the backward from the "
+          f"acting forward's outputs {reused:.1f} ms (gradients within {difference:.1e})")
+
+
+if __name__ == "__main__":
+    main()
