@@ -8,7 +8,8 @@ keeps it, uint8 screens held channels-last as the rollout buffers hold them; the
 
 - For the acting batch (16) and the learner's (336): the input's preparation (scaling and
   the background), each layer's forward, conv 1 written as a 2 x 2 convolution over
-  4 x 4 blocks of pixels (space-to-depth, the same products), and the whole forward.
+  4 x 4 blocks of pixels (space-to-depth, the same products; checked against conv 1) with
+  the blocks' rearrangement timed apart, and the whole forward.
 - At 336: the usual forward and backward, against a backward that takes each layer's
   output from the acting forward instead of computing it again (each ReLU layer's weight
   gradient needs only its input, its output and the gradient from above), with the largest
@@ -104,13 +105,19 @@ def layer_row(model: Any, batch: int) -> dict[str, float]:
         blocked_weight = conv1.weight.view(16, 4, 2, 4, 2, 4).permute(0, 1, 3, 5, 2, 4)
         blocked_weight = blocked_weight.reshape(16, 64, 2, 2)
 
-        def blocked() -> torch.Tensor:
+        def rearranged() -> torch.Tensor:  # channels-last, as conv 1's own input is held
             blocks = x.view(batch, 4, 21, 4, 21, 4).permute(0, 1, 3, 5, 2, 4)
-            return F.conv2d(blocks.reshape(batch, 64, 21, 21), blocked_weight, conv1.bias)
+            return blocks.reshape(batch, 64, 21, 21).contiguous(
+                memory_format=torch.channels_last)
 
+        blocks = rearranged()
+        if not torch.allclose(F.conv2d(blocks, blocked_weight, conv1.bias), conv1(x),
+                              atol=1e-5):
+            raise AssertionError("the space-to-depth form does not compute conv 1")
         steps: dict[str, Callable[[], Any]] = {
             "preparation": lambda: _prepared(obs), "conv 1": lambda: conv1(x),
-            "conv 1 as space-to-depth": blocked, "conv 2": lambda: conv2(h1),
+            "conv 1 as space-to-depth": lambda: F.conv2d(blocks, blocked_weight, conv1.bias),
+            "its rearrangement": rearranged, "conv 2": lambda: conv2(h1),
             "fc": lambda: fc(flat), "whole forward": lambda: model(obs, None)}
         return {name: _median_ms(step, 25) for name, step in steps.items()}
 
