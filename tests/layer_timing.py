@@ -24,16 +24,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.nn.grad import conv2d_input, conv2d_weight
 
 from asyncrl.learning.heap import keep_freed_memory
-from asyncrl.nets import build_model
-from asyncrl.nets.torsos import background_level
-from tests.net_timing import _median_ms
+from tests.net_timing import _median_ms, _model, _screens
 
 LEARNER_BATCH = 336  # 16 environments x (20 steps + the bootstrap state)
 
@@ -73,31 +69,12 @@ class LinearReLUFromOutput(torch.autograd.Function):
         return grad @ weight, grad.t() @ x, grad.sum(0), None
 
 
-def _model() -> torch.nn.Module:
-    from tests.conftest import compose
-
-    cfg = compose("+experiment=a3c_batched_t20_background", "env=atari/pong")
-    screens = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
-    return build_model(cfg, screens, gym.spaces.Discrete(6), "actor_critic")
-
-
-def _prepared(obs: torch.Tensor) -> torch.Tensor:
-    """The torso's input, as ``ConvTorso.forward`` makes it with ``centre_on=background``."""
-    scaled = obs.to(torch.float32, copy=True).mul_(1.0 / 255.0)
-    return scaled.sub_(background_level(obs)).contiguous(memory_format=torch.channels_last)
-
-
-def _screens(batch: int) -> torch.Tensor:
-    return torch.randint(0, 256, (batch, 4, 84, 84), dtype=torch.uint8).contiguous(
-        memory_format=torch.channels_last)
-
-
 def layer_row(model: Any, batch: int) -> dict[str, float]:
     torso = model.torso
     conv1, conv2, fc = torso.conv[0], torso.conv[2], torso.fc[0]
     obs = _screens(batch)
     with torch.inference_mode():
-        x = _prepared(obs)
+        x = torso.prepared(obs)
         h1 = F.relu(conv1(x))
         flat = F.relu(conv2(h1)).flatten(1)
         # w[o, c, 4a + i, 4b + j] -> w[o, 16c + 4i + j, a, b]: the same sums, as 2 x 2 over
@@ -115,7 +92,7 @@ def layer_row(model: Any, batch: int) -> dict[str, float]:
                               atol=1e-5):
             raise AssertionError("the space-to-depth form does not compute conv 1")
         steps: dict[str, Callable[[], Any]] = {
-            "preparation": lambda: _prepared(obs), "conv 1": lambda: conv1(x),
+            "preparation": lambda: torso.prepared(obs), "conv 1": lambda: conv1(x),
             "conv 1 as space-to-depth": lambda: F.conv2d(blocks, blocked_weight, conv1.bias),
             "its rearrangement": rearranged, "conv 2": lambda: conv2(h1),
             "fc": lambda: fc(flat), "whole forward": lambda: model(obs, None)}
@@ -130,7 +107,7 @@ def reuse_row(model: Any) -> tuple[float, float, float]:
     params = list(model.parameters())
     obs = _screens(LEARNER_BATCH)
     with torch.no_grad():  # what the acting forwards computed, step by step
-        h1 = F.relu(conv1(_prepared(obs)))
+        h1 = F.relu(conv1(torso.prepared(obs)))
         h2 = F.relu(conv2(h1))
         h3 = F.relu(fc(h2.flatten(1)))
 
@@ -139,7 +116,7 @@ def reuse_row(model: Any) -> tuple[float, float, float]:
         return torch.autograd.grad(policy.logsumexp(-1).sum() + value.sum(), params)
 
     def reused() -> tuple[torch.Tensor, ...]:
-        a1 = ConvReLUFromOutput.apply(_prepared(obs), conv1.weight, conv1.bias, h1, 4, False)
+        a1 = ConvReLUFromOutput.apply(torso.prepared(obs), conv1.weight, conv1.bias, h1, 4, False)
         a2 = ConvReLUFromOutput.apply(a1, conv2.weight, conv2.bias, h2, 2, True)
         features = LinearReLUFromOutput.apply(a2.flatten(1), fc.weight, fc.bias, h3)
         policy, value = model.policy(features), model.value(features).squeeze(-1)
@@ -158,7 +135,7 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
     keep_freed_memory()
-    model = _model()
+    model = _model("+experiment=a3c_batched_t20_background")
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}, one thread")
     rows = {batch: layer_row(model, batch) for batch in (16, LEARNER_BATCH)}
     print("| ms | " + " | ".join(rows[16]) + " |")

@@ -19,13 +19,20 @@ import torch
 from asyncrl.learning.heap import keep_freed_memory
 
 
-def _model() -> torch.nn.Module:
+def _model(*overrides: str) -> torch.nn.Module:
+    """The A3C model for Pong's screens, with the config ``overrides`` given."""
     from asyncrl.nets import build_model
     from tests.conftest import compose
 
-    cfg = compose("env=atari/pong")
+    cfg = compose("env=atari/pong", *overrides)
     screens = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
     return build_model(cfg, screens, gym.spaces.Discrete(6), "actor_critic")
+
+
+def _screens(batch: int) -> torch.Tensor:
+    """Random uint8 screens held channels-last, as the rollout buffers hold them."""
+    return torch.randint(0, 256, (batch, 4, 84, 84), dtype=torch.uint8).contiguous(
+        memory_format=torch.channels_last)
 
 
 def _median_ms(step, repeats: int) -> float:
@@ -57,8 +64,7 @@ def timings(batches: list[int], repeats: int) -> list[tuple[int, float, float]]:
     model = _model()
     rows = []
     for batch in batches:
-        obs = torch.randint(0, 256, (batch, 4, 84, 84), dtype=torch.uint8).contiguous(
-            memory_format=torch.channels_last)
+        obs = _screens(batch)
 
         rows.append((batch, _median_ms(lambda o=obs: _forward(model, o), repeats),
                      _median_ms(lambda o=obs: _forward_backward(model, o), repeats)))

@@ -127,6 +127,11 @@ class ConvTorso(nn.Module):
         TORSO_INITS[init](self)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.conv(self.prepared(obs)))
+
+    def prepared(self, obs: torch.Tensor) -> torch.Tensor:
+        """What the first conv reads: the frames scaled to [0, 1] and, with
+        ``centre_input``, less their mean or background, held channels-last."""
         # scaled in place: a second float batch costs a second round of fresh pages
         scaled = obs.to(torch.float32, copy=True).mul_(1.0 / 255.0)
         if self.centre_input:  # in place: scaled is this call's own tensor
@@ -134,7 +139,7 @@ class ConvTorso(nn.Module):
                         else scaled.mean(dim=(-3, -2, -1), keepdim=True))
         # oneDNN's convolutions, the backward above all, run 1.5-2.5x faster on pixels stored
         # channel-innermost once a batch holds more than one screen (docs/performance.md)
-        return self.fc(self.conv(scaled.contiguous(memory_format=torch.channels_last)))
+        return scaled.contiguous(memory_format=torch.channels_last)
 
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
