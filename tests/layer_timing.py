@@ -15,8 +15,12 @@ keeps it, uint8 screens held channels-last as the rollout buffers hold them; the
   gradient needs only its input, its output and the gradient from above), with the largest
   relative difference between the two sets of gradients.
 
-docs/performance.md ("What is left in the preset's update") quotes its output; nothing in
-asyncrl uses the second form.
+- One frame stack (4 x 84 x 84, as the environment returns it) into a row of a
+  channels-last segment buffer: torch's strided copy against ``cv2.merge``'s interleave,
+  which ``Actors._store`` uses, in microseconds.
+
+docs/performance.md ("What is left in the preset's update", "One pass for the input, one
+interleave for each screen") quotes its output; nothing in asyncrl uses the second form.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import cv2
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.nn.grad import conv2d_input, conv2d_weight
@@ -127,6 +133,17 @@ def reuse_row(model: Any) -> tuple[float, float, float]:
     return _median_ms(usual, 25), _median_ms(reused, 25), difference
 
 
+def row_copy_us() -> tuple[float, float]:
+    """One frame stack into a buffer row: torch's copy, then cv2.merge's, in us."""
+    frames = np.random.default_rng(0).integers(0, 256, (4, 84, 84), dtype=np.uint8)
+    row = _screens(21)[5]  # a row of a segment buffer (t_max 20 and the bootstrap state)
+    in_memory = row.permute(1, 2, 0).numpy()
+    copied = _median_ms(lambda: row.copy_(torch.from_numpy(frames)), 2000)
+    merged = _median_ms(lambda: cv2.merge(list(frames), dst=in_memory), 2000)
+    assert torch.equal(row, torch.from_numpy(frames))
+    return 1e3 * copied, 1e3 * merged
+
+
 def main() -> None:
     from datetime import datetime, timezone
 
@@ -145,6 +162,9 @@ def main() -> None:
     usual, reused, difference = reuse_row(model)
     print(f"batch {LEARNER_BATCH}: forward + backward {usual:.1f} ms; the backward from the "
           f"acting forward's outputs {reused:.1f} ms (gradients within {difference:.1e})")
+    copied, merged = row_copy_us()
+    print(f"a frame stack into its buffer row: torch's copy {copied:.1f} us, cv2.merge "
+          f"{merged:.1f} us")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from asyncrl.nets.screen_input import scaled_screens
 from asyncrl.nets.spatial_softmax import SpatialSoftmax
 
 FIRING_BIAS = 0.1
@@ -132,6 +133,10 @@ class ConvTorso(nn.Module):
     def prepared(self, obs: torch.Tensor) -> torch.Tensor:
         """What the first conv reads: the frames scaled to [0, 1] and, with
         ``centre_input``, less their mean or background, held channels-last."""
+        if not self.centre_input or self.centre_on == "background":
+            fused = scaled_screens(obs, centre=self.centre_input)
+            if fused is not None:
+                return fused
         # scaled in place: a second float batch costs a second round of fresh pages
         scaled = obs.to(torch.float32, copy=True).mul_(1.0 / 255.0)
         if self.centre_input:  # in place: scaled is this call's own tensor
