@@ -3,8 +3,10 @@ whether cv2 interleaves a frame stack into a channels-last row or torch copies i
 
 from __future__ import annotations
 
+import cv2
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 from asyncrl.algos import build_algorithm
@@ -48,14 +50,27 @@ def _played(shape: tuple[int, ...], dtype: type) -> tuple[Actors, list[RecordedF
     return actors, envs
 
 
-def test_frame_stacks_land_in_their_rows_through_cv2():
-    actors, envs = _played((4, 84, 84), np.uint8)
+@pytest.mark.parametrize("shape", [(4, 84, 84), (3, 84, 84), (12, 36, 36)])
+def test_frame_stacks_land_in_their_rows_through_cv2(shape):
+    actors, envs = _played(shape, np.uint8)
     assert all(rows is not None for rows in actors.obs_rows)  # the interleaving path
-    for buffer, env in zip(actors.obs_bufs, envs, strict=True):
+    for buffer, rows, env in zip(actors.obs_bufs, actors.obs_rows, envs, strict=True):
         assert buffer.is_contiguous(memory_format=torch.channels_last)
         # the reset's stack, then one a step; row 4 holds the state the segment bootstraps from
         for row, frames in enumerate(env.seen):
             assert torch.equal(buffer[row], torch.from_numpy(frames))
+        # cv2 wrote into the row itself: were it to hand back a new array, every copy would
+        # fall back to torch's, right but 5x slower
+        assert cv2.merge(list(env.seen[-1]), dst=rows[0]) is rows[0]
+
+
+def test_a_strided_frame_stack_lands_as_its_values():
+    actors, _ = _played((4, 84, 84), np.uint8)
+    frames = np.random.default_rng(3).integers(0, 256, (4, 168, 84), dtype=np.uint8)[:, ::2]
+    actors._store(0, 2, frames)  # a view every other row: not contiguous
+    assert torch.equal(actors.obs_bufs[0][2], torch.from_numpy(np.ascontiguousarray(frames)))
+    actors._store(1, 3, torch.from_numpy(frames.copy()))  # not an array: torch copies it
+    assert torch.equal(actors.obs_bufs[1][3], torch.from_numpy(np.ascontiguousarray(frames)))
 
 
 def test_one_frame_and_float_frames_are_copied_by_torch_as_before():

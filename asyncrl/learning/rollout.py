@@ -90,10 +90,14 @@ class Actor:
         self.obs, _ = self.env.reset(seed=seed)
 
 
+CV_MAX_CHANNELS = 512  # OpenCV's CV_CN_MAX: the most channels a cv::Mat holds
+
+
 def _interleaved_rows(buffer: torch.Tensor) -> list[np.ndarray] | None:
     """Each row of a channels-last buffer of uint8 frame stacks as the (H, W, C) array it is
     in memory; None for any other buffer (one channel, vectors, floats)."""
-    if (buffer.dim() != 4 or buffer.dtype != torch.uint8 or buffer.shape[1] < 2
+    if (buffer.dim() != 4 or buffer.dtype != torch.uint8
+            or not 2 <= buffer.shape[1] <= CV_MAX_CHANNELS
             or not buffer.is_contiguous(memory_format=torch.channels_last)):
         return None
     return [row.permute(1, 2, 0).numpy() for row in buffer]
@@ -201,13 +205,14 @@ class Actors:
         return segments
 
     def _store(self, i: int, row: int, obs: Any) -> None:
-        """Environment i's observation into ``row`` of its buffer. A stack of frames goes
-        into the channels-last row through ``cv2.merge``, which interleaves the frames about
-        5x faster than torch's strided copy (Atari's 4 x 84 x 84: 3.3 against 17 us, 336
-        times an update of the t_max 20 preset; docs/performance.md); whatever cv2 does not
-        write in place (another dtype or shape) torch copies, and checks, as before."""
+        """Environment i's observation into ``row`` of its buffer. A uint8 stack of frames
+        goes into the channels-last row through ``cv2.merge``, which interleaves the frames
+        about 5x faster than torch's strided copy (Atari's 4 x 84 x 84: 3.4 against 17.4 us,
+        336 times an update of the t_max 20 preset; docs/performance.md); anything else, or
+        a shape cv2 does not write in place, torch copies, and checks, as before."""
         rows = self.obs_rows[i]
-        if rows is not None and cv2.merge(list(obs), dst=rows[row]) is rows[row]:
+        if (rows is not None and isinstance(obs, np.ndarray) and obs.dtype == np.uint8
+                and cv2.merge(list(obs), dst=rows[row]) is rows[row]):
             return
         self.obs_bufs[i][row].copy_(torch.from_numpy(np.asarray(obs)))
 
