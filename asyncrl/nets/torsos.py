@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from asyncrl.nets.screen_input import scaled_screens
+from asyncrl.nets.screen_input import SCALE, scaled_screens
 from asyncrl.nets.spatial_softmax import SpatialSoftmax
 
 FIRING_BIAS = 0.1
@@ -61,7 +61,7 @@ def background_level(obs: torch.Tensor) -> torch.Tensor:
     newest = obs[..., -1, :, :].reshape(-1, obs.shape[-2] * obs.shape[-1]).long()
     counts = torch.zeros(newest.shape[0], 256, dtype=torch.int32, device=obs.device)
     counts.scatter_add_(1, newest, torch.ones_like(newest, dtype=torch.int32))
-    level = counts.argmax(dim=1).float() * (1.0 / 255.0)
+    level = counts.argmax(dim=1).float() * SCALE
     return level.view(*obs.shape[:-3], 1, 1, 1)
 
 
@@ -138,7 +138,7 @@ class ConvTorso(nn.Module):
             if fused is not None:
                 return fused
         # scaled in place: a second float batch costs a second round of fresh pages
-        scaled = obs.to(torch.float32, copy=True).mul_(1.0 / 255.0)
+        scaled = obs.to(torch.float32, copy=True).mul_(SCALE)
         if self.centre_input:  # in place: scaled is this call's own tensor
             scaled.sub_(background_level(obs) if self.centre_on == "background"
                         else scaled.mean(dim=(-3, -2, -1), keepdim=True))
