@@ -8,13 +8,14 @@ import torch
 from asyncrl.run.blindness import BLIND_SPREAD, BlindnessWatch, blindness_watch
 from tests.conftest import REPO, compose, run_cli
 
+A3C_SPREADS = ("value_spread", "policy_spread")
 BLIND = {"value_spread": BLIND_SPREAD / 10, "policy_spread": BLIND_SPREAD / 10}
 SEEING = {"value_spread": BLIND_SPREAD * 10, "policy_spread": BLIND_SPREAD * 10}
 WARNING = "stopped reading the screen"  # the warning's words
 
 
 def test_the_watch_warns_once_after_enough_blind_readings_over_enough_frames():
-    watch = BlindnessWatch(readings=3, frames=25)
+    watch = BlindnessWatch(A3C_SPREADS, readings=3, frames=25)
     said = [watch.reading(frames, stats) for frames, stats in
             [(10, BLIND), (20, SEEING), (30, BLIND), (40, BLIND), (50, BLIND), (55, BLIND),
              (60, BLIND)]]
@@ -24,18 +25,58 @@ def test_the_watch_warns_once_after_enough_blind_readings_over_enough_frames():
     assert said[6] is None  # once per run
 
 
+def test_the_q_methods_watch_reads_their_q_spread():
+    watch = BlindnessWatch(("q_spread",), readings=2, frames=0)
+    assert watch.reading(10, BLIND) is None  # A3C's spreads are not what it reads
+    assert watch.reading(20, {"q_spread": BLIND_SPREAD * 10}) is None
+    assert watch.reading(30, {"q_spread": BLIND_SPREAD / 10}) is None
+    assert watch.reading(40, {"q_spread": float("nan")}) is None  # nan: not below; a new streak
+    assert watch.reading(50, {"q_spread": BLIND_SPREAD / 10}) is None
+    said = watch.reading(60, {"q_spread": 0.0})
+    assert said is not None and "Q(s, a)" in said and WARNING in said
+    assert "asyncrl-probe" not in said  # no hint unless asked: the probe reads A3C alone
+    hinted = BlindnessWatch(A3C_SPREADS, readings=1, frames=0, probe_hint=True)
+    assert "asyncrl-probe --analyse" in hinted.reading(10, BLIND)
+
+
+@pytest.mark.parametrize(("overrides", "spreads"), [
+    (["algo=a3c", "algo.t_max=1"], A3C_SPREADS),  # with its bootstrap state: two
+    (["algo=nstep_q"], ("q_spread",)),
+    (["algo=nstep_q", "algo.t_max=1"], ()),  # one state an update: its spread is always 0
+    (["algo=nstep_q", "algo.t_max=1", "envs_per_worker=2"], ("q_spread",)),
+    (["algo=one_step_q", "algo.async_update=1", "algo.double_q=true"], ("q_spread",)),
+    (["algo=one_step_q", "algo.async_update=1", "algo.replay_capacity=10",
+      "algo.replay_ratio=1"], ("q_spread",)),
+    (["algo=one_step_sarsa", "algo.async_update=1"], ()),
+])
+def test_each_algorithm_names_the_spreads_it_is_watched_by(overrides, spreads):
+    from asyncrl.algos import algorithm_class
+
+    cfg = compose("env=atari/pong", "workers=1", *overrides)
+    assert algorithm_class(cfg.algo.name).blindness_spreads(cfg.algo,
+                                                            cfg.envs_per_worker) == spreads
+    model = build_model_for(cfg)
+    assert (blindness_watch(model, cfg.total_frames, spreads) is not None) == bool(spreads)
+
+
+def build_model_for(cfg):
+    from asyncrl.run.launcher import build_shared_state
+
+    return build_shared_state(cfg).model
+
+
 def test_a_short_run_waits_a_tenth_of_its_frames_at_most():
     from asyncrl.run.blindness import BLIND_FRAMES
     from asyncrl.run.launcher import build_shared_state
 
     model = build_shared_state(compose("env=atari/pong", "workers=1")).model
-    assert blindness_watch(model, 40_000_000).needed_frames == BLIND_FRAMES
-    assert blindness_watch(model, 50_000).needed_frames == 5_000
+    assert blindness_watch(model, 40_000_000, A3C_SPREADS).needed_frames == BLIND_FRAMES
+    assert blindness_watch(model, 50_000, A3C_SPREADS).needed_frames == 5_000
 
 
 def test_the_watch_needs_both_spreads_below_and_ignores_readings_without_them():
-    watch = BlindnessWatch(readings=1, frames=0)
-    assert watch.reading(10, {"entropy": 0.0}) is None  # the value-based methods' metrics
+    watch = BlindnessWatch(A3C_SPREADS, readings=1, frames=0)
+    assert watch.reading(10, {"entropy": 0.0}) is None  # a reading without the spreads
     # a value that is the same everywhere is not blindness while the policy reads the state
     assert watch.reading(20, {**BLIND, "policy_spread": BLIND_SPREAD * 10}) is None
     assert watch.reading(30, {**BLIND, "value_spread": BLIND_SPREAD * 10}) is None
@@ -45,15 +86,19 @@ def test_the_watch_needs_both_spreads_below_and_ignores_readings_without_them():
 
 @pytest.mark.parametrize(("network", "env", "watched"), [
     ("network=ff", "env=atari/pong", True),
+    ("network=ff algo=nstep_q", "env=atari/pong", True),
+    ("network=ff algo=one_step_sarsa", "env=atari/pong", True),
     ("network=lstm", "env=atari/pong", False),  # the LSTM's state moves V on a blind torso
     ("network=ff", "env=classic/cartpole", False),  # a state vector: no threshold measured
 ])
 def test_the_watch_reads_feed_forward_image_networks_only(network, env, watched):
+    from asyncrl.algos import algorithm_class
     from asyncrl.run.launcher import build_shared_state
 
-    cfg = compose(env, network, "workers=1")
+    cfg = compose(env, *network.split(), "workers=1")
     model = build_shared_state(cfg).model
-    assert (blindness_watch(model, cfg.total_frames) is not None) == watched
+    spreads = algorithm_class(cfg.algo.name).blindness_spreads(cfg.algo, cfg.envs_per_worker)
+    assert (blindness_watch(model, cfg.total_frames, spreads) is not None) == watched
 
 
 def test_an_untrained_atari_network_on_pongs_screens_is_well_above_the_threshold():
@@ -74,15 +119,34 @@ def test_an_untrained_atari_network_on_pongs_screens_is_well_above_the_threshold
         assert mean > 3 * BLIND_SPREAD, (key, mean)
 
 
-def test_a_run_blinded_by_its_lr_says_so_in_its_log(workdir):
+@pytest.mark.parametrize("algo", ["a3c", "nstep_q"])
+def test_a_run_blinded_by_its_lr_says_so_in_its_log(workdir, algo):
     """CueImage through the conv network, one worker: lr 1 silences it within a few updates
-    (both spreads 0 from then on). The same run at a sound lr, which learns, is the CueImage
-    learning test of tests/test_gym_family.py: it must not be warned."""
+    (its spreads 0 from then on), for A3C and for n-step Q. The same runs at a sound lr, which
+    learn, are the CueImage learning tests of tests/test_gym_family.py: they must not be
+    warned."""
     out = workdir / "run"
     result = run_cli(["env=gym", "env.id=tests.gym_test_envs:CueImage-v0", "env.frame_stack=1",
-                      "algo.gamma=0", "workers=1", "total_frames=1200", "lr=1",
+                      f"algo={algo}", "algo.gamma=0", "workers=1", "total_frames=1200", "lr=1",
                       "log.progress=false", "log.interval_seconds=0.02", "eval.episodes=0",
                       f"hydra.run.dir={out}"], cwd=workdir, extra_env={"PYTHONPATH": str(REPO)})
     assert result.returncode == 0, result.stderr[-2000:]
     log = (out / "asyncrl.log").read_text()
     assert log.count(WARNING) == 1, log[-2000:]
+
+
+def test_an_untrained_q_network_on_pongs_screens_is_well_above_the_threshold():
+    """The same segments through n-step Q's network, each read as its update reads them (the
+    5 states it acted in): 4.4e-3 on average in the readings that checked the threshold for
+    the Q-methods (asyncrl/run/blindness.py)."""
+    from asyncrl.algos.value_based import q_spread
+    from asyncrl.commands.probe import collect_screens
+    from asyncrl.run.launcher import build_shared_state
+
+    cfg = compose("env=atari/pong", "algo=nstep_q", "workers=1")
+    model = build_shared_state(cfg).model
+    screens = collect_screens(cfg, 8, 5)
+    with torch.no_grad():
+        readings = [q_spread([(model(segment[:5], None)[0],)])["q_spread"]
+                    for segment in screens.obs]
+    assert sum(readings) / len(readings) > 3 * BLIND_SPREAD, readings

@@ -335,6 +335,18 @@ def test_the_20_step_batched_preset_sets_its_five_keys_and_nothing_else():
     assert preset.total_frames == plain.total_frames and preset.workers == plain.workers
 
 
+def test_the_batched_nstep_q_preset_is_the_paper_s_nstep_q_with_four_keys():
+    plain, preset = compose("algo=nstep_q"), compose("+experiment=nstep_q_batched")
+    assert preset.algo.name == "nstep_q" and preset.algo == plain.algo  # t_max 5, θ⁻, the ε draw
+    assert (preset.envs_per_worker, preset.lr, preset.optimizer.eps) == (16, 1e-3, 1e-3)
+    assert preset.optimizer.initial_square_avg == 0.1
+    assert (plain.envs_per_worker, plain.optimizer.initial_square_avg) == (1, 0.0)
+    assert preset.network == plain.network and preset.total_frames == plain.total_frames
+    spelled = compose("algo=nstep_q", "envs_per_worker=16", "lr=1e-3", "optimizer.eps=1e-3",
+                      "optimizer.initial_square_avg=0.1")
+    assert preset == spelled  # the command docs/learning.md measured
+
+
 def test_the_batched_a3c_preset_sets_k_eps_and_lr_and_nothing_else():
     plain, preset = compose(), compose("+experiment=a3c_batched")
     assert (preset.envs_per_worker, preset.lr, preset.optimizer.eps) == (16, 1e-3, 1e-3)

@@ -108,8 +108,14 @@ def test_nstep_q_over_two_segments_bootstraps_each_from_its_own_last_state():
                        rewards=[1.0, 0.0], terminals=[False, False])
     ended = SegmentBatch(obs=torch.tensor([[3], [2]]), actions=torch.tensor([0]),
                          rewards=[2.0], terminals=[True])
-    loss, _ = algo.loss_many(TableQ(ONLINE), TableQ(TARGET), [cut, ended])
+    loss, stats = algo.loss_many(TableQ(ONLINE), TableQ(TARGET), [cut, ended])
     # cut: y_1 = 0 + 0.5 max Q(s_2; theta^-) = 1, y_0 = 1 + 0.5 * 1 = 1.5; ended: y = 2
     y = torch.tensor([1.5, 1.0, 2.0])
     taken = torch.tensor([0.25, 1.5, 3.0])
     assert loss.item() == pytest.approx(float(((y - taken) ** 2).sum()))
+    # what the blindness watch reads (asyncrl/run/blindness.py): the online network read
+    # states 0, 1 and 3 (a bootstrap state is the target's); action 0's values 0.5, 1.5, 3
+    # spread sqrt(114 / 108), action 1's 0.25, 0, 3 sqrt(798 / 432)
+    assert stats["q_spread"] == pytest.approx(((114 / 108) ** 0.5 + (798 / 432) ** 0.5) / 2)
+    assert "q_spread" in NStepQ.metrics  # logged, so the watch can read it
+

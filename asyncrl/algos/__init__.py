@@ -2,9 +2,11 @@
 
 An algorithm class declares its facts: its config schema (``config``; value-based or not is
 ``config.value_based``), the network head it learns (``head``), whether it needs the shared
-target network (``uses_target``) and the next action (``needs_next_action``). An object of
-it acts for k environments in one forward (``act``, in training or in evaluation), says how
-many steps a segment has (``segment_steps``) and turns a segment into a loss (``loss``).
+target network (``uses_target``) and the next action (``needs_next_action``), the statistics
+its updates log (``metrics``) and which of them say its network went blind
+(``blindness_spreads``). An object of it acts for k environments in one forward (``act``, in
+training or in evaluation), says how many steps a segment has (``segment_steps``) and turns
+a segment into a loss (``loss``).
 
 The package loads its torch code only when a name of it is asked for: ``asyncrl.config``
 reads ``asyncrl.algos.configs``, and checking a config must not import torch.

@@ -92,6 +92,13 @@ class A3C:
         # and the critic regresses on the λ-return; at 1 the paper's n-step return, as is
         self.gae_lambda = float(getattr(algo_cfg, "gae_lambda", 1.0))
 
+    @staticmethod
+    def blindness_spreads(algo_cfg: Any, envs_per_worker: int) -> tuple[str, ...]:
+        """What the blindness watch reads: both spreads, since V alone can be the same on
+        every state of a network that reads the screen, where the reward follows the action.
+        Every update reads two states at least (a segment's and its bootstrap state)."""
+        return ("value_spread", "policy_spread")
+
     def describe(self) -> str:
         updates = ("whole-episode updates, no bootstrapping" if self.episode_updates
                    else f"t_max={self.segment_steps}")

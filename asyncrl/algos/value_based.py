@@ -64,6 +64,13 @@ def target_q_many(target: Any, batches: Sequence[SegmentBatch],
     return out
 
 
+def q_spread(outputs: Sequence[tuple[torch.Tensor]]) -> dict[str, float]:
+    """How much Q(s, a) differs across every state the update read: each action's standard
+    deviation over the states, averaged over the actions."""
+    q = join([segment_q.detach() for (segment_q,) in outputs])
+    return {"q_spread": float(q.std(dim=0, correction=0).mean())}
+
+
 class ValueBased:
     """Acting and the shared parts of the loss; subclasses say what the targets are."""
 
@@ -71,7 +78,9 @@ class ValueBased:
     head = "q"  # the network it learns: one Q-value per action (nets.build_model)
     uses_target = True
     needs_next_action = False
-    metrics = ("loss", "q_mean", "epsilon")
+    # q_spread: how much Q(s, .) differs across the update's states, 0 once the network no
+    # longer reads its input (asyncrl/run/blindness.py)
+    metrics = ("loss", "q_mean", "epsilon", "q_spread")
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
                  exploration_seed: int | None = None) -> None:
@@ -92,6 +101,14 @@ class ValueBased:
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:
         return int(algo_cfg.async_update)
+
+    @classmethod
+    def blindness_spreads(cls, algo_cfg: Any, envs_per_worker: int) -> tuple[str, ...]:
+        """What the blindness watch reads: q_spread, where an update reads two states or
+        more (a spread over one state is 0 on any network), else nothing."""
+        rows = cls.steps_per_update(algo_cfg) + int(bool(getattr(algo_cfg, "double_q", False)))
+        segments = envs_per_worker * (1 + int(getattr(algo_cfg, "replay_ratio", 0) or 0))
+        return ("q_spread",) if rows * segments >= 2 else ()
 
     def describe(self) -> str:
         return (f"final epsilon {self.final_epsilon} (annealed from 1 over "
@@ -143,7 +160,7 @@ class ValueBased:
                   in zip(batches, q_after, online_after, strict=True)])
         loss = (y - taken).pow(2).sum()
         return loss, {"loss": loss.item(), "q_mean": float(taken.detach().mean()),
-                      "epsilon": self.epsilon_now}
+                      "epsilon": self.epsilon_now, **q_spread(outputs)}
 
 
 class OneStepQ(ValueBased):

@@ -4,8 +4,10 @@ Too large a step can silence every unit of a ReLU layer at once. From then on th
 the value are the same on every screen, no gradient reaches the silent layer, and the score
 stays at random play's: on Breakout, the preset's lr with 16 workers did so from the first
 million frames to 20M (docs/learning.md). The probe finds it after the run; this watch finds
-it while the run goes, from two metrics A3C's workers log: ``value_spread`` and
-``policy_spread``, how much V(s) and the policy's logits differ across each update's states.
+it while the run goes, from the spreads the workers log: A3C's ``value_spread`` and
+``policy_spread``, how much V(s) and the policy's logits differ across each update's states,
+and the Q-methods' ``q_spread`` (below). Each algorithm names its own
+(``blindness_spreads``).
 
 Read on 192 segments of random play through the Atari network (5 states and their bootstrap
 state each, or 16 such segments together, as at 16 environments per worker; the probe's
@@ -29,9 +31,28 @@ with the preset and 16 workers on the 2 cores came closest without it: means of 
 in a row, and it went on to learn.
 
 Both must be below it: V alone can be the same on every state of a healthy network, where
-the reward follows the action and not the state. A recurrent network's state moves its
-outputs when the torso is blind, and a small state vector's outputs were not read, so the
-watch reads feed-forward convolutional networks only.
+the reward follows the action and not the state.
+
+The Q-methods log one spread, ``q_spread``: each action's Q(s, a) spread over the update's
+states, averaged over the actions. Read the same way on n-step Q's network (Pong; 192
+segments of random play, a segment's 5 states as an update at one environment per worker
+reads them, or 16 segments together; 2026-12-06, the 2-core AMD EPYC; docs/learning.md,
+"n-step Q with 16 environments per worker and RMSProp's square average started at 0.1"):
+
+| network | one segment | 16 segments |
+| --- | ---: | ---: |
+| at T = 0 | 4.4e-3 (lowest 1.0e-3) | 6.2e-3 |
+| blind (16 environments per worker, lr 1e-3; 1M to 6.55M frames) | 0 to 1.2e-6 | 0 to 5.3e-6 |
+| learning (0.5M to 1.5M frames; two runs) | 0.079 or more | 0.25 or more |
+
+The learning runs: the blind run's command with the square average started at 0.1, and the
+paper's loop at one environment per worker. As their workers logged it: never below 3.8e-3
+and 1.4e-3, and 0.2 and 0.03 or more after their first 0.5M and 0.1M frames. So the same
+threshold serves. An update that reads one state (t_max 1 at one environment, no double Q or
+replay) has a spread of 0 on any network: such runs are not watched.
+
+A recurrent network's state moves its outputs when the torso is blind, and a small state
+vector's outputs were not read, so the watch reads feed-forward convolutional networks only.
 """
 
 from __future__ import annotations
@@ -49,23 +70,34 @@ BLIND_READINGS = 30
 BLIND_FRAMES = 100_000
 
 
-class BlindnessWatch:
-    """Reads the workers' ``value_spread`` and ``policy_spread``; ``reading`` returns the
-    warning the first time both have stayed below BLIND_SPREAD for ``readings`` readings in
-    a row over ``frames`` frames, and None otherwise."""
+PROBE_HINT = "; asyncrl-probe --analyse RUN_DIR says which layers fell silent"
+# what each spread measures, as the warning names it
+SPREAD_WORDS = {"value_spread": "V(s)", "policy_spread": "policy",
+                "q_spread": "action values Q(s, a)"}
 
-    def __init__(self, readings: int = BLIND_READINGS, frames: int = BLIND_FRAMES) -> None:
+
+class BlindnessWatch:
+    """Reads the workers' ``spreads`` (A3C's ``value_spread`` and ``policy_spread``, the
+    Q-methods' ``q_spread``); ``reading`` returns the warning the first time all of them have
+    stayed below BLIND_SPREAD for ``readings`` readings in a row over ``frames`` frames, and
+    None otherwise."""
+
+    def __init__(self, spreads: tuple[str, ...], readings: int = BLIND_READINGS,
+                 frames: int = BLIND_FRAMES, probe_hint: bool = False) -> None:
+        if not spreads:
+            raise ValueError("a blindness watch needs a spread to read")
+        self.spreads = spreads
         self.needed_readings = readings
         self.needed_frames = frames
+        self.probe_hint = probe_hint
         self.streak = 0
         self.since = 0
         self.warned = False
 
     def reading(self, frames: int, stats: dict[str, float]) -> str | None:
-        value, policy = stats.get("value_spread"), stats.get("policy_spread")
-        if value is None or policy is None or self.warned:
+        if self.warned or any(name not in stats for name in self.spreads):
             return None
-        if not (value < BLIND_SPREAD and policy < BLIND_SPREAD):  # a nan is not below it
+        if not all(stats[name] < BLIND_SPREAD for name in self.spreads):  # nan: not below
             self.streak = 0
             return None
         if self.streak == 0:
@@ -74,19 +106,26 @@ class BlindnessWatch:
         if self.streak < self.needed_readings or frames - self.since < self.needed_frames:
             return None
         self.warned = True
-        return (f"the network's policy and V(s) barely differ between states: both spreads "
+        outputs = " and ".join(SPREAD_WORDS[name] for name in self.spreads)
+        below = "both spreads" if len(self.spreads) == 2 else "their spread"
+        return (f"the network's {outputs} barely differ between states: {below} "
                 f"below {BLIND_SPREAD:g} (under a tenth of an untrained network's) in "
                 f"{self.streak} readings in a row from T={self.since:,} to T={frames:,}, so "
                 f"it has most likely stopped reading the screen; runs in this state stayed at "
-                f"random play's score for millions of frames, and a lower lr kept the network "
-                f"reading it (docs/learning.md; asyncrl-probe --analyse RUN_DIR says which "
-                f"layers fell silent)")
+                f"random play's score for millions of frames; a lower lr kept A3C's network "
+                f"reading it, and on Pong RMSProp's square average started at 0.1 "
+                f"(optimizer.initial_square_avg=0.1) kept A3C's and n-step Q's "
+                f"(docs/learning.md{PROBE_HINT if self.probe_hint else ''})")
 
 
-def blindness_watch(model: Any, total_frames: int) -> BlindnessWatch | None:
-    """A watch for ``model`` in a run of ``total_frames``, or None where the watch's
-    threshold was not measured."""
-    if getattr(model, "recurrent", False) or not isinstance(getattr(model, "torso", None),
-                                                            ConvTorso):
+def blindness_watch(model: Any, total_frames: int, spreads: tuple[str, ...],
+                    probe_hint: bool = False) -> BlindnessWatch | None:
+    """A watch over ``spreads`` (what the run's algorithm logs: its ``blindness_spreads``)
+    for ``model`` in a run of ``total_frames``, or None where there is no spread to read or
+    the watch's threshold was not measured. ``probe_hint``: the warning points to
+    ``asyncrl-probe --analyse``, which reads this run."""
+    if not spreads or getattr(model, "recurrent", False) or not isinstance(
+            getattr(model, "torso", None), ConvTorso):
         return None
-    return BlindnessWatch(frames=min(BLIND_FRAMES, total_frames // 10))
+    return BlindnessWatch(spreads, frames=min(BLIND_FRAMES, total_frames // 10),
+                          probe_hint=probe_hint)

@@ -123,7 +123,10 @@ class Launcher:
         elif start_from is not None:
             self._start_from(start_from)
         self.recorder: Recorder | None = None
-        self.blindness = blindness_watch(self.shared.model, cfg.total_frames)
+        self.blindness = blindness_watch(
+            self.shared.model, cfg.total_frames,
+            algorithm_class(cfg.algo.name).blindness_spreads(cfg.algo, cfg.envs_per_worker),
+            probe_hint=cfg.algo.name == "a3c")  # what asyncrl-probe --analyse reads
         self._last_progress = (time.monotonic(), self.shared.total_frames())
         self._speed = 0.0
         self._last_log = 0.0
