@@ -47,7 +47,7 @@ reads them, or 16 segments together; 2026-12-06, the 2-core AMD EPYC; docs/learn
 
 The learning runs: the blind run's command with the square average started at 0.1, and the
 paper's loop at one environment per worker. As their workers logged it: never below 3.8e-3
-and 1.4e-3, and 0.2 and 0.03 or more after their first 0.5M and 0.1M frames. So the same
+and 1.4e-3, and 0.199 and 0.031 or more after their first 0.5M and 0.1M frames. So the same
 threshold serves. An update that reads one state (t_max 1 at one environment, no double Q or
 replay) has a spread of 0 on any network: such runs are not watched.
 
