@@ -51,18 +51,13 @@ def test_the_q_methods_watch_reads_their_q_spread():
 ])
 def test_each_algorithm_names_the_spreads_it_is_watched_by(overrides, spreads):
     from asyncrl.algos import algorithm_class
+    from asyncrl.run.launcher import build_shared_state
 
     cfg = compose("env=atari/pong", "workers=1", *overrides)
     assert algorithm_class(cfg.algo.name).blindness_spreads(cfg.algo,
                                                             cfg.envs_per_worker) == spreads
-    model = build_model_for(cfg)
+    model = build_shared_state(cfg).model
     assert (blindness_watch(model, cfg.total_frames, spreads) is not None) == bool(spreads)
-
-
-def build_model_for(cfg):
-    from asyncrl.run.launcher import build_shared_state
-
-    return build_shared_state(cfg).model
 
 
 def test_a_short_run_waits_a_tenth_of_its_frames_at_most():
