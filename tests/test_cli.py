@@ -69,6 +69,7 @@ def test_two_workers_write_everything_a_run_leaves(workdir):
     (["--multirun", "optimizer=rmsprop,shared_rmsprop", "optimizer.alpha=1"],
      "optimizer.alpha=1"),
     (["-m", "+sweep=lr_loguniform", "eval.interval_frames=0"], "eval.interval_frames=0"),
+    (["-m", "algo=nstep_q", "algo.double_q=false,2"], "algo.double_q=2: must be true or false"),
 ])
 def test_a_multirun_checks_every_value_before_any_run(workdir, args, fragment):
     result = run_cli([*args, f"hydra.sweep.dir={workdir / 'multirun'}"], workdir, timeout=120)
@@ -102,6 +103,8 @@ def test_a_multirun_checks_every_value_before_any_run(workdir, args, fragment):
     (["network=gaussian"], "network=gaussian draws continuous actions, but pong"),
     (["algo.episode_updates=true"], "needs a time limit of at most 10,000 steps"),
     (["env.max_episode_frames=0"], "env.max_episode_frames=0: must be at least env.frame_skip"),
+    # OmegaConf alone would read any number but 0 as true
+    (["algo=nstep_q", "algo.double_q=3"], "algo.double_q=3: must be true or false"),
 ])
 def test_bad_input_is_one_line_with_nonzero_exit_and_nothing_written(workdir, args, fragment):
     result = run_cli(args, workdir, timeout=120)

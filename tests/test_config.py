@@ -118,6 +118,10 @@ def test_the_settings_of_before_stay_reachable_by_override():
     (["env=atari/any"], "env.game has no default"),
     (["env=gym"], "env.id has no default"),
     (["env=gym", "env.id=CartPole-v1", "env.kwargs={a: 1}"], "+env.kwargs.NAME=VALUE"),
+    (["algo=nstep_q", "algo.epsilon_per_environment=1"],
+     "algo.epsilon_per_environment=1: must be true or false"),
+    (["network.centre_input=yes"], "network.centre_input=yes: must be true or false"),
+    (["serial=0"], "serial=0: must be true or false"),
 ])
 def test_composition_errors_are_one_line(overrides, fragment):
     with pytest.raises(UserError) as err:
@@ -379,3 +383,9 @@ def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys_and_t
     # a given lr still wins over the game's
     given = compose("+experiment=a3c_batched_t20_background", f"env=atari/{game}", "lr=1e-3")
     assert given.lr == 1e-3
+
+
+@pytest.mark.parametrize("value", ["true", "True", "false", "'false'"])
+def test_a_switch_takes_true_or_false_in_any_case(value):
+    cfg = compose_config(["algo=nstep_q", f"algo.double_q={value}"], as_object=True)
+    assert cfg.algo.double_q is (value.strip("'").lower() == "true")

@@ -67,3 +67,49 @@ def test_a_slot_keeps_its_final_epsilon_across_restarts_and_resumes():
     assert len(set(first)) > 1  # yet the slots still differ from one another
     # while each worker's other randomness still moves on with a resume
     assert WorkerSpec(0, 0, 1).seed(3) != WorkerSpec(0, 0, 0).seed(3)
+
+
+def test_with_epsilon_per_environment_each_environment_draws_and_acts_at_its_own():
+    cfg = compose("algo=nstep_q", "algo.epsilon_per_environment=true",
+                  "algo.epsilon_finals=[0.0,1.0]", "algo.epsilon_probabilities=[0.5,0.5]",
+                  "algo.epsilon_anneal_frames=0").algo
+    per_worker = NStepQ(compose("algo=nstep_q", "algo.epsilon_finals=[0.0,1.0]",
+                                "algo.epsilon_probabilities=[0.5,0.5]").algo,
+                        torch.Generator(), exploration_seed=7, environments=16)
+    algorithm = NStepQ(cfg, torch.Generator().manual_seed(0), exploration_seed=7,
+                       environments=16)
+    finals = algorithm.final_epsilons
+    assert per_worker.final_epsilons == [per_worker.final_epsilon]  # the paper's: one draw
+    assert finals[0] == per_worker.final_epsilon  # the first environment keeps the worker's
+    assert len(finals) == 16 and set(finals) == {0.0, 1.0}
+    assert NStepQ(cfg, torch.Generator(), exploration_seed=7,
+                  environments=16).final_epsilons == finals  # a restart keeps them
+    assert "final epsilons per environment" in algorithm.describe()
+
+    class Fixed(torch.nn.Module):  # Q = (0, 1, 0, 0) on every state: greedy plays 1
+        def step_many(self, obs, states):
+            return (torch.tensor([[0.0, 1.0, 0.0, 0.0]]).expand(len(obs), 4),), states
+
+    greedy = [m for m, e in enumerate(finals) if e == 0.0]
+    random = [m for m, e in enumerate(finals) if e == 1.0]
+    members = [greedy[0], random[0]]
+    played = [algorithm.act(Fixed(), torch.zeros(2, 1), [None, None], 10**6,
+                            members=members)[0] for _ in range(400)]
+    assert all(actions[0] == 1 for actions in played)  # the ε 0 environment never explores
+    assert {actions[1] for actions in played} == {0, 1, 2, 3}  # the ε 1 one always does
+    assert algorithm.epsilon_now == 0.5  # what updates.csv logs: the mean over the rows
+    # in an evaluation every row plays at eval_epsilon, whatever its environment drew
+    evaluated = algorithm.act(Fixed(), torch.zeros(2, 1), [None, None], 10**6,
+                              evaluating=True, members=members)[0]
+    assert len(evaluated) == 2
+
+
+def test_a_worker_of_a_run_with_epsilon_per_environment_draws_for_each_environment():
+    from asyncrl.learning.worker import WorkerSpec, build_worker_parts
+    from asyncrl.run.launcher import build_shared_state
+
+    cfg = compose("algo=nstep_q", "env=classic/cartpole", "workers=2", "envs_per_worker=8",
+                  "seed=3", "algo.epsilon_per_environment=true")
+    parts = build_worker_parts(WorkerSpec(1), cfg, build_shared_state(cfg))
+    assert len(parts.algorithm.final_epsilons) == 8
+    assert set(parts.algorithm.final_epsilons) <= set(FINALS)

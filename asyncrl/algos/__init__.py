@@ -57,7 +57,8 @@ def algorithm_class(name: str) -> Any:
 
 
 def build_algorithm(algo_cfg: Any, generator: torch.Generator,
-                    exploration_seed: int | None = None) -> Any:
+                    exploration_seed: int | None = None, environments: int = 1) -> Any:
     """The algorithm ``algo_cfg.name`` names, drawing its randomness from ``generator`` and,
-    where given, a value-based worker's final epsilon from ``exploration_seed``."""
-    return algorithm_class(algo_cfg.name)(algo_cfg, generator, exploration_seed)
+    where given, a value-based worker's final epsilon from ``exploration_seed`` (one for
+    each of its ``environments`` with ``algo.epsilon_per_environment``)."""
+    return algorithm_class(algo_cfg.name)(algo_cfg, generator, exploration_seed, environments)

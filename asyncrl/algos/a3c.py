@@ -82,8 +82,9 @@ class A3C:
     metrics = ("loss", "policy_loss", "value_loss", "entropy", "value_spread", "policy_spread")
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
-                 exploration_seed: int | None = None) -> None:
-        # exploration_seed is not used: A3C explores by sampling its policy, with no draw per slot
+                 exploration_seed: int | None = None, environments: int = 1) -> None:
+        # exploration_seed and environments are not used: A3C explores by sampling its
+        # policy, with no draw per slot or environment
         self.cfg = algo_cfg
         self.generator = generator
         self.episode_updates = bool(algo_cfg.episode_updates)
@@ -106,7 +107,8 @@ class A3C:
         return f"{updates}, entropy_beta={self.cfg.entropy_beta}{gae}"
 
     def act(self, model: Any, obs: torch.Tensor, states: list[Any], frames: int,
-            evaluating: bool = False) -> tuple[list[Any], list[Any]]:
+            evaluating: bool = False, members: Sequence[int] | None = None
+            ) -> tuple[list[Any], list[Any]]:
         """Actions for k environments from one forward (``obs`` is (k, ...)), and their
         recurrent states after; an evaluation samples pi as training does."""
         (policy_out, _), states = model.step_many(obs, states)

@@ -38,6 +38,7 @@ class A3CConfig:
                            "and would need an importance-weight correction (ACER), which "
                            "asyncrl does not have",
         "lambda_return": "A3C's λ is algo.gae_lambda",
+        "epsilon_per_environment": "A3C explores by sampling its policy, not ε-greedily",
     }
 
 
@@ -54,6 +55,8 @@ class ValueBasedConfig:
     epsilon_finals: list[float] = MISSING
     epsilon_probabilities: list[float] = MISSING
     epsilon_anneal_frames: int = MISSING
+    # true: each of a worker's environments draws its own final epsilon (envs_per_worker > 1)
+    epsilon_per_environment: bool = MISSING
     eval_epsilon: float = MISSING
     default_lr: float = MISSING
 

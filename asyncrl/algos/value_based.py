@@ -83,7 +83,7 @@ class ValueBased:
     metrics = ("loss", "q_mean", "epsilon", "q_spread")
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
-                 exploration_seed: int | None = None) -> None:
+                 exploration_seed: int | None = None, environments: int = 1) -> None:
         self.cfg = algo_cfg
         self.generator = generator
         self.segment_steps = int(self.steps_per_update(algo_cfg))
@@ -91,9 +91,15 @@ class ValueBased:
         # slot's final epsilon instead of drawing another (a resumed run is the same run)
         seed = (int(torch.randint(2**31 - 1, (), generator=generator))
                 if exploration_seed is None else exploration_seed)
-        self.final_epsilon = draw_final_epsilon(np.random.default_rng(seed),
-                                                list(algo_cfg.epsilon_finals),
-                                                list(algo_cfg.epsilon_probabilities))
+        # with epsilon_per_environment each of the worker's k environments draws, as each of
+        # the paper's threads does; the first keeps the worker's draw, so k = 1 is unchanged
+        draws = environments if getattr(algo_cfg, "epsilon_per_environment", False) else 1
+        self.final_epsilons = [
+            draw_final_epsilon(np.random.default_rng(seed if i == 0 else [seed, i]),
+                               list(algo_cfg.epsilon_finals),
+                               list(algo_cfg.epsilon_probabilities))
+            for i in range(draws)]
+        self.final_epsilon = self.final_epsilons[0]
         self.epsilon_now = 1.0
         # double Q reads the online network on the states after each step too: one more row
         self.double_q = bool(getattr(algo_cfg, "double_q", False))
@@ -111,24 +117,33 @@ class ValueBased:
         return ("q_spread",) if rows * segments >= 2 else ()
 
     def describe(self) -> str:
-        return (f"final epsilon {self.final_epsilon} (annealed from 1 over "
+        finals = (f"final epsilon {self.final_epsilon}" if len(self.final_epsilons) == 1
+                  else "final epsilons per environment "
+                  + " ".join(str(e) for e in self.final_epsilons))
+        return (f"{finals} (annealed from 1 over "
                 f"{self.cfg.epsilon_anneal_frames:,} frames), {self.segment_steps} steps "
                 f"per update, target network every {self.cfg.target_update_frames:,} frames"
                 f"{', double Q' if self.double_q else ''}")
 
-    def epsilon(self, frames: int) -> float:
-        return annealed_epsilon(self.final_epsilon, frames, self.cfg.epsilon_anneal_frames)
+    def epsilon(self, frames: int, environment: int = 0) -> float:
+        final = self.final_epsilons[environment if len(self.final_epsilons) > 1 else 0]
+        return annealed_epsilon(final, frames, self.cfg.epsilon_anneal_frames)
 
     def act(self, model: Any, obs: torch.Tensor, states: list[LSTMState | None],
-            frames: int, evaluating: bool = False) -> tuple[list[int], list[LSTMState | None]]:
+            frames: int, evaluating: bool = False, members: Sequence[int] | None = None
+            ) -> tuple[list[int], list[LSTMState | None]]:
         """Epsilon-greedy actions for k environments from one forward (``obs`` is (k, ...));
-        they share this worker's epsilon, or ``eval_epsilon`` in an evaluation."""
+        row j is the worker's environment ``members[j]`` (row j where not given), at that
+        environment's epsilon, or at ``eval_epsilon`` in an evaluation."""
         (q,), states = model.step_many(obs, states)
         if evaluating:
-            epsilon = self.cfg.eval_epsilon
+            epsilons = [self.cfg.eval_epsilon] * len(q)
         else:
-            epsilon = self.epsilon_now = self.epsilon(frames)
-        return [epsilon_greedy(row, epsilon, self.generator) for row in q], states
+            who = range(len(q)) if members is None else members
+            epsilons = [self.epsilon(frames, member) for member in who]
+            self.epsilon_now = sum(epsilons) / len(epsilons)
+        return [epsilon_greedy(row, epsilon, self.generator)
+                for row, epsilon in zip(q, epsilons, strict=True)], states
 
     def first_target_row(self, batch: SegmentBatch) -> int:
         """The first state whose target-network values the targets need."""
@@ -192,8 +207,8 @@ class NStepQ(ValueBased):
     config = NStepQConfig
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
-                 exploration_seed: int | None = None) -> None:
-        super().__init__(algo_cfg, generator, exploration_seed)
+                 exploration_seed: int | None = None, environments: int = 1) -> None:
+        super().__init__(algo_cfg, generator, exploration_seed, environments)
         # below 1, every state after a step is mixed into the targets, not only the last
         self.lambda_return = float(getattr(algo_cfg, "lambda_return", 1.0))
 

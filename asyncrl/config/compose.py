@@ -40,6 +40,7 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=list(overrides))
+            _check_switches(cfg, overrides)
             if not as_object:
                 return cfg
             typed = OmegaConf.to_object(cfg)
@@ -51,6 +52,29 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
         raise
     except Exception as exc:
         raise UserError(describe_config_error(exc)) from None
+
+
+def _check_switches(cfg: Any, overrides: Sequence[str]) -> None:
+    """Refuse a true/false key given anything else: OmegaConf would read ``3`` or ``1.5``
+    as true, so a mistyped switch would run as if it were on."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import BooleanNode, DictConfig
+
+    mine = [o for o in overrides if not o.startswith(("hydra.", "hydra/"))]
+    for override in OverridesParser.create().parse_overrides(mine):
+        if override.is_delete() or override.is_sweep_override():
+            continue
+        value = override.value()
+        if isinstance(value, bool) or (isinstance(value, str)
+                                       and value.lower() in ("true", "false")):
+            continue
+        parent_key, _, name = override.key_or_group.rpartition(".")
+        parent = OmegaConf.select(cfg, parent_key) if parent_key else cfg
+        node = (parent._get_node(name, validate_access=False)
+                if isinstance(parent, DictConfig) else None)
+        if isinstance(node, BooleanNode):
+            raise UserError(f"{override.key_or_group}={override.get_value_element_as_str()}: "
+                            "must be true or false")
 
 
 MULTIRUN_CHECK_LIMIT = 200  # configs composed to check a multirun's values (~20 ms each)

@@ -69,7 +69,9 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
     # env.default_lr, now a3c_default_lr, for a day); every update was a bootstrapped
     # segment; the advantage was the n-step one
     ("algo", ("a3c",)): {"default_lr": 7e-4, "episode_updates": False, "gae_lambda": 1.0},
-    ("algo", ("one_step_q", "one_step_sarsa", "nstep_q")): {"default_lr": 7e-4},
+    # and each worker drew one final epsilon for all of its environments
+    ("algo", ("one_step_q", "one_step_sarsa", "nstep_q")): {"default_lr": 7e-4,
+                                                            "epsilon_per_environment": False},
     ("algo", ("one_step_q", "nstep_q")): {"double_q": False, "replay_capacity": 0,
                                           "replay_ratio": 0},
     ("algo", ("nstep_q",)): {"lambda_return": 1.0},

@@ -241,7 +241,7 @@ class Actors:
             for j, (i, row) in enumerate(zip(who, rows, strict=True)):
                 obs[j].copy_(self.obs_bufs[i][row])
         return self.algorithm.act(model, obs, [self.members[i].state for i in who], frames,
-                                  self.evaluating)
+                                  self.evaluating, who)
 
     def _choose_next_actions(self, model: Any, frames: int, segments: list[Segment],
                              playing: list[int]) -> None:

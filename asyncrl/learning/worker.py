@@ -175,7 +175,7 @@ def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> Worke
     seed = spec.seed(cfg.seed)
     torch.manual_seed(seed)
     algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed),
-                                spec.exploration_seed(cfg.seed))
+                                spec.exploration_seed(cfg.seed), int(cfg.envs_per_worker))
     actors = Actors(cfg, seed, algorithm, int(cfg.envs_per_worker))
     model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
                         algorithm.head)
