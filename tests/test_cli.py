@@ -129,6 +129,19 @@ def test_a_q_method_with_a_gaussian_network_is_refused_with_what_to_use():
         _check_actions_against_choices(cfg, family_of(cfg.env))
 
 
+def test_each_run_of_a_sweep_checks_its_own_switches(tmp_path):
+    """A +sweep= multirun checks only each swept key's first value up front; Hydra then
+    hands every run its overrides, and a run whose true/false key got a number stops there."""
+    from asyncrl.commands.cli import train
+    from asyncrl.config.compose import compose_config
+    from asyncrl.errors import UserError
+
+    cfg = compose_config(["algo=nstep_q", "algo.double_q=true"])  # what OmegaConf made of 2
+    with pytest.raises(UserError, match="algo.double_q=2: must be true or false"):
+        train(cfg, tmp_path / "run", ["algo=nstep_q", "algo.double_q=2"])
+    assert not (tmp_path / "run").exists()
+
+
 def test_corrupt_checkpoint_is_refused_on_resume(workdir):
     run_dir = workdir / "broken"
     (run_dir / "checkpoints").mkdir(parents=True)
@@ -148,6 +161,10 @@ def test_resume_continues_T_and_appends_to_the_same_files(workdir):
 
     refused = run_cli([f"resume={run_dir}", "lr=0.1"], workdir, timeout=120)
     assert refused.returncode == 2 and "only total_frames" in refused.stderr
+    # a key a resume may change, given a number for true/false
+    refused = run_cli([f"resume={run_dir}", "log.tensorboard=3"], workdir, timeout=120)
+    assert refused.returncode == 2, refused.stderr
+    assert "log.tensorboard=3: must be true or false" in refused.stderr
 
     second = run_cli([f"resume={run_dir}", "total_frames=8000"], workdir)
     assert second.returncode == 0, second.stderr

@@ -274,3 +274,32 @@ def test_one_environment_plays_the_papers_loop(algo, network):
             actors.members[0].finish_episode()
             episodes += 1
     assert episodes > 0
+
+
+@pytest.mark.parametrize("algo", ["nstep_q", "one_step_sarsa"])
+def test_with_epsilon_per_environment_each_environment_acts_at_its_own_draw(algo):
+    """Final ε 0 or 1, one per environment: through the worker's acting loop (Sarsa's next
+    action included) the ε 0 environments play Q's argmax on every step, the ε 1 ones not."""
+    k = 8
+    cfg = compose("env=classic/cartpole", f"algo={algo}", f"envs_per_worker={k}",
+                  "algo.epsilon_per_environment=true", "algo.epsilon_finals=[0.0,1.0]",
+                  "algo.epsilon_probabilities=[0.5,0.5]", "algo.epsilon_anneal_frames=0")
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0),
+                                exploration_seed=7, environments=k)
+    finals = algorithm.final_epsilons
+    assert set(finals) == {0.0, 1.0}
+    actors = Actors(cfg, 11, algorithm, k)
+    torch.manual_seed(0)
+    model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
+                        algorithm.head)
+    actors.allocate(model, T_MAX)
+    off_greedy = [0] * k
+    for _ in range(6):
+        segments = actors.play(model, 10**6)
+        for i, segment in enumerate(segments):
+            with torch.no_grad():
+                greedy = model(actors.obs_bufs[i][: segment.steps].float(), None)[0].argmax(1)
+            off_greedy[i] += int((actors.action_bufs[i][: segment.steps] != greedy).sum())
+        _finish(segments, actors)
+    assert all(off_greedy[i] == 0 for i in range(k) if finals[i] == 0.0), (finals, off_greedy)
+    assert all(off_greedy[i] > 0 for i in range(k) if finals[i] == 1.0), (finals, off_greedy)

@@ -27,9 +27,9 @@ class RecordingAlgorithm:
         self.needs_next_action = inner.needs_next_action
         self.outputs = []
 
-    def act(self, model, obs, states, frames, evaluating=False):
+    def act(self, model, obs, states, frames, evaluating=False, members=None):
         self.outputs.append(model.step_many(obs, states)[0][0].clone())
-        return self.inner.act(model, obs, states, frames, evaluating)
+        return self.inner.act(model, obs, states, frames, evaluating, members)
 
 
 class OneActor:

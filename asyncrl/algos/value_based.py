@@ -137,13 +137,17 @@ class ValueBased:
         environment's epsilon, or at ``eval_epsilon`` in an evaluation."""
         (q,), states = model.step_many(obs, states)
         if evaluating:
-            epsilons = [self.cfg.eval_epsilon] * len(q)
+            epsilon = self.cfg.eval_epsilon
+        elif len(self.final_epsilons) == 1:
+            epsilon = self.epsilon_now = self.epsilon(frames)
         else:
             who = range(len(q)) if members is None else members
-            epsilons = [self.epsilon(frames, member) for member in who]
-            self.epsilon_now = sum(epsilons) / len(epsilons)
-        return [epsilon_greedy(row, epsilon, self.generator)
-                for row, epsilon in zip(q, epsilons, strict=True)], states
+            # what updates.csv logs: the mean over every environment, acting now or not
+            self.epsilon_now = float(np.mean([self.epsilon(frames, i)
+                                              for i in range(len(self.final_epsilons))]))
+            return [epsilon_greedy(row, self.epsilon(frames, member), self.generator)
+                    for row, member in zip(q, who, strict=True)], states
+        return [epsilon_greedy(row, epsilon, self.generator) for row in q], states
 
     def first_target_row(self, batch: SegmentBatch) -> int:
         """The first state whose target-network values the targets need."""

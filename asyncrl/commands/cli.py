@@ -29,6 +29,7 @@ from asyncrl.config.checks import validate
 from asyncrl.config.compose import (
     check_multirun,
     check_sweep,
+    check_switches,
     compose_config,
     describe_config_error,
     register_schemas,
@@ -220,6 +221,7 @@ def resumed_config(resume: Path, overrides: Sequence[str]) -> tuple[DictConfig, 
     values = [o for o in changes if not o.lstrip("+").startswith("sweep=")]  # hydra-only
     try:
         cfg = OmegaConf.merge(typed_config(saved.config), OmegaConf.from_dotlist(values))
+        check_switches(cfg, values)
     except UserError:
         raise
     except Exception as exc:
@@ -237,6 +239,8 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
         run_dir = Path(cfg.resume)
         cfg, saved = resumed_config(run_dir, overrides)
         log.info("resuming %s from T=%s", run_dir, f"{saved.frames:,}")
+    else:  # a run of a +sweep= multirun, whose other values no check has seen
+        check_switches(cfg, overrides)
     train_cfg: Any = OmegaConf.to_object(cfg)
     validate(train_cfg)
     return Launcher(train_cfg, run_dir, saved, requested_start(train_cfg)).run()

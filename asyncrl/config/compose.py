@@ -40,7 +40,7 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=list(overrides))
-            _check_switches(cfg, overrides)
+            check_switches(cfg, overrides)
             if not as_object:
                 return cfg
             typed = OmegaConf.to_object(cfg)
@@ -54,9 +54,10 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
         raise UserError(describe_config_error(exc)) from None
 
 
-def _check_switches(cfg: Any, overrides: Sequence[str]) -> None:
-    """Refuse a true/false key given anything else: OmegaConf would read ``3`` or ``1.5``
-    as true, so a mistyped switch would run as if it were on."""
+def check_switches(cfg: Any, overrides: Sequence[str]) -> None:
+    """Refuse a true/false key of ``cfg`` that ``overrides`` give anything else: OmegaConf
+    would read ``3`` or ``yes`` as true, so a mistyped switch would run as if it were on.
+    Every way in asks it: a single run, each run of a multirun, a resume's changes."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import BooleanNode, DictConfig
 
@@ -65,9 +66,9 @@ def _check_switches(cfg: Any, overrides: Sequence[str]) -> None:
         if override.is_delete() or override.is_sweep_override():
             continue
         value = override.value()
-        if isinstance(value, bool) or (isinstance(value, str)
-                                       and value.lower() in ("true", "false")):
-            continue
+        if isinstance(value, bool) or (isinstance(value, str) and (
+                value.lower() in ("true", "false") or value.startswith("${"))):
+            continue  # an interpolation is checked as the value it resolves to
         parent_key, _, name = override.key_or_group.rpartition(".")
         parent = OmegaConf.select(cfg, parent_key) if parent_key else cfg
         node = (parent._get_node(name, validate_access=False)
