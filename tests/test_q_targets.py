@@ -118,4 +118,3 @@ def test_nstep_q_over_two_segments_bootstraps_each_from_its_own_last_state():
     # spread sqrt(114 / 108), action 1's 0.25, 0, 3 sqrt(798 / 432)
     assert stats["q_spread"] == pytest.approx(((114 / 108) ** 0.5 + (798 / 432) ** 0.5) / 2)
     assert "q_spread" in NStepQ.metrics  # logged, so the watch can read it
-

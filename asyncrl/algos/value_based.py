@@ -99,7 +99,6 @@ class ValueBased:
                                list(algo_cfg.epsilon_finals),
                                list(algo_cfg.epsilon_probabilities))
             for i in range(draws)]
-        self.final_epsilon = self.final_epsilons[0]
         self.epsilon_now = 1.0
         # double Q reads the online network on the states after each step too: one more row
         self.double_q = bool(getattr(algo_cfg, "double_q", False))
@@ -116,6 +115,11 @@ class ValueBased:
         segments = envs_per_worker * (1 + int(getattr(algo_cfg, "replay_ratio", 0) or 0))
         return ("q_spread",) if rows * segments >= 2 else ()
 
+    @property
+    def final_epsilon(self) -> float:
+        """The worker's own draw (its first environment's)."""
+        return self.final_epsilons[0]
+
     def describe(self) -> str:
         finals = (f"final epsilon {self.final_epsilon}" if len(self.final_epsilons) == 1
                   else "final epsilons per environment "
@@ -126,8 +130,8 @@ class ValueBased:
                 f"{', double Q' if self.double_q else ''}")
 
     def epsilon(self, frames: int, environment: int = 0) -> float:
-        final = self.final_epsilons[environment if len(self.final_epsilons) > 1 else 0]
-        return annealed_epsilon(final, frames, self.cfg.epsilon_anneal_frames)
+        return annealed_epsilon(self.final_epsilons[environment], frames,
+                                self.cfg.epsilon_anneal_frames)
 
     def act(self, model: Any, obs: torch.Tensor, states: list[LSTMState | None],
             frames: int, evaluating: bool = False, members: Sequence[int] | None = None
@@ -142,10 +146,10 @@ class ValueBased:
             epsilon = self.epsilon_now = self.epsilon(frames)
         else:
             who = range(len(q)) if members is None else members
+            epsilons = [self.epsilon(frames, i) for i in range(len(self.final_epsilons))]
             # what updates.csv logs: the mean over every environment, acting now or not
-            self.epsilon_now = float(np.mean([self.epsilon(frames, i)
-                                              for i in range(len(self.final_epsilons))]))
-            return [epsilon_greedy(row, self.epsilon(frames, member), self.generator)
+            self.epsilon_now = float(np.mean(epsilons))
+            return [epsilon_greedy(row, epsilons[member], self.generator)
                     for row, member in zip(q, who, strict=True)], states
         return [epsilon_greedy(row, epsilon, self.generator) for row in q], states
 
