@@ -189,6 +189,8 @@ def test_every_algorithm_trains_with_several_environments_per_worker(workdir, al
     assert "3 environments per worker" in (run_dir / "asyncrl.log").read_text()
     episodes = _rows(run_dir / "episodes.csv")
     assert {r["worker"] for r in episodes} == {"0", "1"}
+    # each row names the environment that played it; CartPole's short episodes end in all three
+    assert {r["environment"] for r in episodes} == {"0", "1", "2"}
     final_t = torch.load(run_dir / "checkpoints" / "last.pt", weights_only=True)["frames"]
     # the episodes' frames are all inside T; the last row's T need not be the largest, since
     # the two workers' rows arrive in any order

@@ -51,6 +51,26 @@ def test_a_run_resumed_by_a_version_with_a_new_metric_keeps_its_files_columns(tm
     assert all(None not in r for r in rows)  # no value without a column
 
 
+def test_episode_rows_name_the_environment_and_an_older_file_keeps_its_columns(tmp_path):
+    (tmp_path / "new").mkdir()
+    newer = Recorder(tmp_path / "new", score_window=2, metrics=["loss"])
+    newer.episode(1, 100, 1.0, -20.0, 800, environment=3)
+    newer.close()
+    (row,) = list(csv.DictReader((tmp_path / "new" / "episodes.csv").open()))
+    assert (row["worker"], row["environment"]) == ("1", "3")
+    # a run from before the column resumes: its rows keep the five columns it has
+    older = tmp_path / "old"
+    older.mkdir()
+    (older / "episodes.csv").write_text(
+        "worker,frames,wall_time,score,episode_frames\n0,100,1.0,-21.0,800\n")
+    resumed = Recorder(older, score_window=2, metrics=["loss"], resume_frames=100)
+    resumed.episode(0, 200, 2.0, -19.0, 900, environment=2)
+    resumed.close()
+    lines = (older / "episodes.csv").read_text().splitlines()
+    assert lines == ["worker,frames,wall_time,score,episode_frames", "0,100,1.0,-21.0,800",
+                     "0,200,2.0,-19.0,900"]
+
+
 def test_evaluation_rows_hold_every_score(tmp_path):
     recorder = Recorder(tmp_path, score_window=5, metrics=["loss"])
     recorder.evaluation(1000, 5.0, [1.0, 2.0, 6.0])

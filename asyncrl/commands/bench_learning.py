@@ -192,7 +192,7 @@ class EpisodeLog:
 
     def add(self, frames: int, seconds: float, score: float, episode_frames: int) -> None:
         self._csv.write({"worker": 0, "frames": frames, "wall_time": round(seconds, 3),
-                         "score": score, "episode_frames": episode_frames})
+                         "score": score, "episode_frames": episode_frames, "environment": 0})
 
     def close(self) -> None:
         self._csv.close()

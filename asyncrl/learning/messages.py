@@ -11,13 +11,15 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Episode:
-    """A training episode ended: its raw score, at the global frame count T."""
+    """A training episode ended: its raw score, at the global frame count T, and which of
+    the worker's ``envs_per_worker`` environments played it."""
 
     worker: int
     frames: int
     wall_time: float
     score: float
     episode_frames: int
+    environment: int = 0
 
 
 @dataclass(frozen=True)

@@ -244,11 +244,12 @@ def run_worker(
             outbox.put(messages.Diverged(spec.worker_id, frames_now, f"{exc}{where}"))
             break
         metrics.add(stats)
-        for segment, actor in zip(segments, actors.members, strict=True):
+        for environment, (segment, actor) in enumerate(zip(segments, actors.members,
+                                                           strict=True)):
             if segment.episode_over:
                 score, length = actor.finish_episode()
                 outbox.put(messages.Episode(spec.worker_id, shared.total_frames(),
-                                            shared.wall_time(), score, length))
+                                            shared.wall_time(), score, length, environment))
         if metrics.due():
             outbox.put(messages.Updates(spec.worker_id, shared.total_frames(), metrics.flush()))
         updates += 1

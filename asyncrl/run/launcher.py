@@ -334,7 +334,7 @@ class Launcher:
         assert self.recorder is not None
         if isinstance(message, messages.Episode):
             self.recorder.episode(message.worker, message.frames, message.wall_time,
-                                  message.score, message.episode_frames)
+                                  message.score, message.episode_frames, message.environment)
         elif isinstance(message, messages.Updates):
             self.recorder.update(message.worker, message.frames, self.shared.wall_time(),
                                  message.stats)

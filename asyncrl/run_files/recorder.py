@@ -12,7 +12,9 @@ from typing import Any
 from asyncrl.run_files.atomic import write_text_atomically
 from asyncrl.run_files.trackers import Tracker
 
-EPISODE_FIELDS = ["worker", "frames", "wall_time", "score", "episode_frames"]
+# environment: which of the worker's envs_per_worker environments played the episode (0 with
+# one each), so a run whose environments differ (a final ε each) can be read per environment
+EPISODE_FIELDS = ["worker", "frames", "wall_time", "score", "episode_frames", "environment"]
 UPDATE_FIELDS = ["worker", "frames", "wall_time", "updates"]  # then the algorithm's metrics
 EVAL_FIELDS = ["frames", "wall_time", "mean_score", "episodes", "scores"]
 
@@ -106,9 +108,11 @@ class Recorder:
         self.evals = CsvLog(run_dir / "eval.csv", EVAL_FIELDS)
         self.trackers = list(trackers)
 
-    def episode(self, worker: int, frames: int, wall: float, score: float, length: int) -> None:
+    def episode(self, worker: int, frames: int, wall: float, score: float, length: int,
+                environment: int = 0) -> None:
         self.episodes.write({"worker": worker, "frames": frames, "wall_time": round(wall, 3),
-                             "score": score, "episode_frames": length})
+                             "score": score, "episode_frames": length,
+                             "environment": environment})
         self.recent_scores.append(score)
         self.episode_count += 1
         self._track({"episode/score": score, "episode/frames": length}, frames)
