@@ -106,7 +106,7 @@ def test_a_resume_after_a_crash_logs_no_frames_twice(tmp_path):
     before = list(csv.DictReader((tmp_path / "episodes.csv").open()))
     # what a crash leaves: rows logged after the last checkpoint, the last one half written
     with (tmp_path / "episodes.csv").open("a") as handle:
-        handle.write(f"0,{t_saved + 50},9.0,12345.0,50\n0,{t_saved + 90},9.5,123")
+        handle.write(f"0,{t_saved + 50},9.0,12345.0,50,0\n0,{t_saved + 90},9.5,123")
     with (tmp_path / "updates.csv").open("a") as handle:
         handle.write(f"0,{t_saved + 60},9.2,1\n")
     resumed = Launcher(compose(*SERIAL, "total_frames=1200"), tmp_path, saved)

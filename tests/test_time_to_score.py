@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
 import subprocess
@@ -106,6 +107,59 @@ def test_by_worker_a_row_per_worker_names_its_final_epsilon(tmp_path, capsys):
     assert "worker 1 (final ε 0.01)" in capsys.readouterr().out
     assert report_main([str(run_dir), "--by-worker"]) == 2
     assert "--by-worker splits the --time-to table" in capsys.readouterr().err
+
+
+def test_by_epsilon_a_row_per_final_epsilon_from_each_environments_draw(tmp_path, capsys):
+    run_dir = tmp_path / "nq_pe"
+    run_dir.mkdir()
+    # two workers of two environments: draws 0.5 0.01 (worker 0) and 0.01 0.1 (worker 1);
+    # at 0.01 play worker 0's environment 1 and worker 1's environment 0: 4, 6, 8 in frame
+    # order; at 0.5 worker 0's environment 0: -20, -20; at 0.1 worker 1's environment 1: 1
+    rows = [(0, 0, 1000, -20.0), (0, 1, 1100, 4.0), (1, 0, 1200, 6.0), (1, 1, 1300, 1.0),
+            (0, 0, 2000, -20.0), (1, 0, 2100, 8.0)]
+    (run_dir / "episodes.csv").write_text(
+        "worker,frames,wall_time,score,episode_frames,environment\n"
+        + "".join(f"{w},{f},{f / 50},{s},10,{e}\n" for w, e, f, s in rows))
+    (run_dir / "asyncrl.log").write_text(
+        "[worker 0] nstep_q: final epsilons per environment 0.5 0.01 (annealed from 1 ...)\n"
+        "[worker 1] nstep_q: final epsilons per environment 0.01 0.1 (annealed from 1 ...)\n")
+    table = time_to_table([run_dir], [5.0, 7.0], window=2, by_epsilon=True).splitlines()
+    # all six in frame order -20, 4, 6, 1, -20, 8: windows of 2 are -8, 5, 3.5, -9.5, -6
+    assert table[2] == f"| {run_dir} | 0.00M | 0.00M, 0.4 min | not by 0.00M |"
+    # at 0.01: windows 5 (at 1,200 frames, 24 s), 7 (at 2,100, 42 s)
+    assert table[3] == (f"| {run_dir} final ε 0.01 (2 environments) | 0.00M | 0.00M, 0.4 min"
+                        " | 0.00M, 0.7 min |")
+    assert table[4].startswith(f"| {run_dir} final ε 0.1 (1 environment) | 0.00M | not by")
+    assert table[5].startswith(f"| {run_dir} final ε 0.5 (1 environment) | 0.00M | not by")
+    assert len(table) == 6
+    assert report_main([str(run_dir), "--time-to", "5", "--window", "2", "--by-epsilon"]) == 0
+    assert "final ε 0.01 (2 environments)" in capsys.readouterr().out
+    assert report_main([str(run_dir), "--by-epsilon"]) == 2
+    assert "--by-epsilon splits the --time-to table" in capsys.readouterr().err
+
+
+def test_by_epsilon_groups_the_workers_of_one_draw_and_says_when_it_cannot(tmp_path):
+    run_dir = tmp_path / "nq"
+    run_dir.mkdir()
+    # workers 0 and 2 drew 0.1, worker 1 drew 0.01; the file has no environment column
+    rows = [(0, 1000, 1.0), (1, 1100, 9.0), (2, 1200, 3.0), (1, 1300, 9.0)]
+    (run_dir / "episodes.csv").write_text(
+        "worker,frames,wall_time,score,episode_frames\n"
+        + "".join(f"{w},{f},{f / 50},{s},10\n" for w, f, s in rows))
+    (run_dir / "asyncrl.log").write_text("".join(
+        f"[worker {w}] nstep_q: final epsilon {e} (annealed from 1 ...)\n"
+        for w, e in ((0, "0.1"), (1, "0.01"), (2, "0.1"))))
+    table = time_to_table([run_dir], [2.0], window=2, by_epsilon=True).splitlines()
+    assert table[3] == f"| {run_dir} final ε 0.01 (1 worker) | 0.00M | 0.00M, 0.4 min |"
+    # 0.1: 1 then 3, a window of 2 at 2 with the episode at 1,200 frames (24 s)
+    assert table[4] == f"| {run_dir} final ε 0.1 (2 workers) | 0.00M | 0.00M, 0.4 min |"
+    # a draw per environment, but a file that does not say which environment played
+    (run_dir / "asyncrl.log").write_text(
+        "[worker 0] nstep_q: final epsilons per environment 0.5 0.01 (annealed from 1 ...)\n")
+    table = time_to_table([run_dir], [2.0], window=2, by_epsilon=True).splitlines()
+    assert table[3] == (f"| {run_dir}: no row per final ε (its episodes.csv does not say "
+                        "which environment played) | | |")
+    assert len(table) == 4
 
 
 def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path, monkeypatch):
@@ -255,10 +309,13 @@ def test_the_peer_plays_every_shipped_game_ale_py_registers_under_its_own_id():
 def test_the_peers_episodes_read_back_as_a_runs_do(tmp_path, capsys):
     assert list(bench_learning.EpisodeLog.COLUMNS) == EPISODE_FIELDS
     log = bench_learning.EpisodeLog(tmp_path / "sb3_a2c" / "episodes.csv")
-    for frames, seconds, score in [(1_000_000, 60.0, 1.0), (2_000_000, 120.0, 3.0),
-                                   (3_000_000, 180.0, 5.0)]:
-        log.add(frames, seconds, score, episode_frames=1_000)
+    for environment, (frames, seconds, score) in enumerate(
+            [(1_000_000, 60.0, 1.0), (2_000_000, 120.0, 3.0), (3_000_000, 180.0, 5.0)]):
+        log.add(frames, seconds, score, episode_frames=1_000, environment=environment)
     log.close()
+    # the peer's 16 environments are one worker's: each row names the one that played
+    with (tmp_path / "sb3_a2c" / "episodes.csv").open() as handle:
+        assert [r["environment"] for r in csv.DictReader(handle)] == ["0", "1", "2"]
     reached = run_time_to_scores(tmp_path / "sb3_a2c", [2.0, 4.0, 9.0], window=2)
     assert [(r.frames, r.minutes) for r in reached] == [(2_000_000, 2.0), (3_000_000, 3.0),
                                                         (None, None)]

@@ -190,9 +190,11 @@ class EpisodeLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._csv = CsvLog(path, EPISODE_FIELDS)  # line-buffered: each game lands at once
 
-    def add(self, frames: int, seconds: float, score: float, episode_frames: int) -> None:
+    def add(self, frames: int, seconds: float, score: float, episode_frames: int,
+            environment: int = 0) -> None:
         self._csv.write({"worker": 0, "frames": frames, "wall_time": round(seconds, 3),
-                         "score": score, "episode_frames": episode_frames, "environment": 0})
+                         "score": score, "episode_frames": episode_frames,
+                         "environment": environment})
 
     def close(self) -> None:
         self._csv.close()
@@ -231,7 +233,7 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
         def _on_step(self) -> bool:
             now_frames = self.num_timesteps * SB3_FRAME_SKIP
             ended = False
-            for info in self.locals["infos"]:
+            for environment, info in enumerate(self.locals["infos"]):
                 if "episode" in info:  # its Monitor: a whole game, all lives
                     seconds = time.monotonic() - started
                     frames.append(now_frames)
@@ -241,7 +243,7 @@ def sb3_a2c_to_score(targets: Sequence[float], max_frames: int, window: int = 20
                         log.add(now_frames, seconds, scores[-1],
                                 # its Monitor counts emulator frames, reset no-ops and
                                 # FIRE presses included, so a few dozen more than ours
-                                int(info["episode"]["l"]))
+                                int(info["episode"]["l"]), environment)
                     ended = True
             return (now_frames < max_frames and not (ended and reached_goal())
                     and requests.signum is None)

@@ -6,6 +6,7 @@
     asyncrl-report outputs/pong_* --time-to -10 0 18           # frames and minutes to each
     asyncrl-report outputs/pong_* --curves pong.png --time-to 18  # each run's curve, a line each
     asyncrl-report outputs/pong_nq --time-to 0 18 --by-worker  # and each worker's own episodes
+    asyncrl-report outputs/pong_nq --time-to 0 18 --by-epsilon # and those at each final epsilon
 
 Writes into ``--out`` (default: ``DIR/report``): ``report.md`` and the PNGs it shows.
 """
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--by-worker", action="store_true",
                         help="with --time-to, a row per worker too: its own episodes (a "
                              "value-based worker plays at its own final epsilon)")
+    parser.add_argument("--by-epsilon", action="store_true",
+                        help="with --time-to, a row per final epsilon too: the episodes "
+                             "played at it, by the workers (or, with "
+                             "algo.epsilon_per_environment, the environments) that drew it")
     parser.add_argument("--curves", type=Path, metavar="PNG",
                         help="draw each run's mean of --window episodes against frames and "
                              "minutes from the command, a line per run (levels: --time-to)")
@@ -58,8 +63,9 @@ def _report(args: argparse.Namespace) -> int:
         raise UserError("--top-k and --window must be at least 1")
     if args.curves and args.curves.suffix.lower() not in FIGURE_SUFFIXES:
         raise UserError(f"--curves {args.curves}: name a {', '.join(FIGURE_SUFFIXES)} file")
-    if args.by_worker and not args.time_to:
-        raise UserError("--by-worker splits the --time-to table: give --time-to SCORE too")
+    for flag, given in (("--by-worker", args.by_worker), ("--by-epsilon", args.by_epsilon)):
+        if given and not args.time_to:
+            raise UserError(f"{flag} splits the --time-to table: give --time-to SCORE too")
     if args.status:
         print(status_table(find_runs(args.dirs)))
         return 0
@@ -72,7 +78,8 @@ def _report(args: argparse.Namespace) -> int:
         if args.curves:
             print(f"wrote {curves_figure(found, args.curves, args.window, args.time_to or ())}")
         if args.time_to:
-            print(time_to_table(found, args.time_to, args.window, args.by_worker))
+            print(time_to_table(found, args.time_to, args.window, args.by_worker,
+                                args.by_epsilon))
         return 0
     out = args.out or args.dirs[0] / "report"
     report = build_report(args.dirs, out, args.top_k, args.window, args.reference)

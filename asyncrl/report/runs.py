@@ -8,6 +8,7 @@ comparison.
 
 from __future__ import annotations
 
+import csv
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,20 +74,33 @@ def _pid_alive(pid: Any) -> bool:
 
 def read_episodes(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Frames, hours and scores in frame order; a partly written last line is left out."""
-    frames, hours, scores, _ = read_episodes_and_workers(path)
+    frames, hours, scores, _, _ = read_episodes_and_sources(path)
     return frames, hours, scores
 
 
-def read_episodes_and_workers(path: Path
-                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``read_episodes`` and the worker of each episode, from one read in one order."""
-    columns = read_columns(path, ["frames", "wall_time", "score", "worker"])
+def read_episodes_and_sources(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                   np.ndarray, np.ndarray | None]:
+    """``read_episodes``, the worker of each episode and its environment within the worker
+    (None for a file from before that column), from one read in one order."""
+    names = ["frames", "wall_time", "score", "worker"]
+    with_environment = "environment" in episode_header(path)
+    columns = read_columns(path, [*names, "environment"] if with_environment else names)
     order = np.argsort(np.array(columns["frames"]), kind="stable")
     frames = np.array(columns["frames"], dtype=np.int64)[order]
     hours = np.array(columns["wall_time"])[order] / 3600
     scores = np.array(columns["score"])[order]
     workers = np.array(columns["worker"], dtype=np.int64)[order]
-    return frames, hours, scores, workers
+    environments = (np.array(columns["environment"], dtype=np.int64)[order]
+                    if with_environment else None)
+    return frames, hours, scores, workers, environments
+
+
+def episode_header(path: Path) -> list[str]:
+    """The columns an episodes.csv has (none for a missing or empty file)."""
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return next(csv.reader(handle), None) or []
 
 
 def natural_order(path: Path) -> list[Any]:

@@ -17,13 +17,17 @@ from pathlib import Path
 import numpy as np
 
 from asyncrl.errors import UserError
-from asyncrl.report.runs import read_episodes_and_workers
+from asyncrl.report.runs import read_episodes_and_sources
 from asyncrl.run_files.plots import rolling_mean
 from asyncrl.run_files.startup import BEFORE_THE_CLOCK, first_frame_phases
 
 # the launcher's line for each value-based worker's draw, e.g.
 # "[worker 1] nstep_q: final epsilon 0.01 (annealed from 1 over ..."
 FINAL_EPSILON = re.compile(r"\[worker (\d+)\] \w+: final epsilon ([-+.\deE]+)")
+# and with algo.epsilon_per_environment, each of its environments' draws in order:
+# "[worker 1] nstep_q: final epsilons per environment 0.01 0.1 0.5 ... (annealed from ..."
+FINAL_EPSILONS_PER_ENVIRONMENT = re.compile(
+    r"\[worker (\d+)\] \w+: final epsilons per environment ([-+.\deE ]+?) \(")
 
 
 @dataclass(frozen=True)
@@ -59,14 +63,27 @@ def first_reached(frames: np.ndarray, hours: np.ndarray, scores: np.ndarray,
     return found
 
 
-def _read_run(run_dir: Path
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, str]:
-    """Frames, hours, scores and workers in frame order, the seconds before wall_time
-    began, and the run's log ("" where it has none)."""
-    frames, hours, scores, workers = read_episodes_and_workers(run_dir / "episodes.csv")
+@dataclass(frozen=True)
+class RunEpisodes:
+    """A run's episodes in frame order, the seconds before its wall_time began, and its
+    log ("" where it has none)."""
+
+    frames: np.ndarray
+    hours: np.ndarray
+    scores: np.ndarray
+    workers: np.ndarray
+    environments: np.ndarray | None  # None: an episodes.csv from before the column
+    offset_s: float
+    log: str
+
+
+def _read_run(run_dir: Path) -> RunEpisodes:
+    frames, hours, scores, workers, environments = read_episodes_and_sources(
+        run_dir / "episodes.csv")
     log_file = run_dir / "asyncrl.log"
     log = log_file.read_text(encoding="utf-8") if log_file.exists() else ""
-    return frames, hours, scores, workers, seconds_before_the_clock(log), log
+    return RunEpisodes(frames, hours, scores, workers, environments,
+                       seconds_before_the_clock(log), log)
 
 
 def final_epsilons(log_text: str) -> dict[int, str]:
@@ -75,10 +92,35 @@ def final_epsilons(log_text: str) -> dict[int, str]:
     return {int(worker): epsilon for worker, epsilon in FINAL_EPSILON.findall(log_text)}
 
 
+def final_epsilons_per_environment(log_text: str) -> dict[int, list[str]]:
+    """Each worker's environments' final epsilons, in environment order, where the run
+    drew one per environment (the last line wins, as above)."""
+    return {int(worker): draws.split()
+            for worker, draws in FINAL_EPSILONS_PER_ENVIRONMENT.findall(log_text)}
+
+
+def episode_epsilons(run: RunEpisodes) -> tuple[list[str | None], str]:
+    """The final epsilon each episode was played at, and what a draw belongs to ("worker"
+    or "environment"); None where the log has no draw for it, or the run drew one per
+    environment and its episodes.csv does not say which environment played."""
+    per_environment = final_epsilons_per_environment(run.log)
+    per_worker = final_epsilons(run.log)
+    found: list[str | None] = []
+    for i, worker in enumerate(run.workers.tolist()):
+        if worker in per_environment:
+            draws = per_environment[worker]
+            environment = None if run.environments is None else int(run.environments[i])
+            found.append(draws[environment] if environment is not None
+                         and environment < len(draws) else None)
+        else:
+            found.append(per_worker.get(worker))
+    return found, "environment" if per_environment else "worker"
+
+
 def run_time_to_scores(run_dir: Path, targets: Sequence[float], window: int = 20
                        ) -> list[Reached]:
-    frames, hours, scores, _, offset, _ = _read_run(run_dir)
-    return first_reached(frames, hours, scores, targets, window, offset)
+    run = _read_run(run_dir)
+    return first_reached(run.frames, run.hours, run.scores, targets, window, run.offset_s)
 
 
 def describe(reached: Reached, last_frames: int) -> str:
@@ -88,32 +130,59 @@ def describe(reached: Reached, last_frames: int) -> str:
 
 
 def time_to_table(run_dirs: Sequence[Path], targets: Sequence[float], window: int = 20,
-                  by_worker: bool = False) -> str:
+                  by_worker: bool = False, by_epsilon: bool = False) -> str:
     """A markdown table: per run, the frames and minutes to each target score; with
     ``by_worker`` a row per worker under each run's, its own episodes' mean of ``window``
-    (a value-based worker plays at its own final epsilon, which its row names)."""
+    (a value-based worker plays at its own final epsilon, which its row names); with
+    ``by_epsilon`` a row per final epsilon, the episodes played at it (by the workers that
+    drew it, or by the environments, with ``algo.epsilon_per_environment``)."""
     head = " | ".join(f"{t:+g}" for t in targets)
     lines = [f"| run | frames | {head} |", "| --- | ---: |" + " ---: |" * len(targets)]
     for run_dir in run_dirs:
-        frames, hours, scores, workers, offset, log = _read_run(run_dir)
-        lines.append(_table_row(str(run_dir), frames, hours, scores, targets, window, offset))
-        if not by_worker:
-            continue
-        epsilons = final_epsilons(log)
-        for worker in np.unique(workers):
-            mine = workers == worker
-            name = f"{run_dir} worker {worker}"
-            if int(worker) in epsilons:
-                name += f" (final ε {epsilons[int(worker)]})"
-            lines.append(_table_row(name, frames[mine], hours[mine], scores[mine], targets,
-                                    window, offset))
+        run = _read_run(run_dir)
+        lines.append(_table_row(str(run_dir), run, None, targets, window))
+        if by_worker:
+            epsilons = final_epsilons(run.log)
+            for worker in np.unique(run.workers):
+                name = f"{run_dir} worker {worker}"
+                if int(worker) in epsilons:
+                    name += f" (final ε {epsilons[int(worker)]})"
+                lines.append(_table_row(name, run, run.workers == worker, targets, window))
+        if by_epsilon:
+            lines += _epsilon_rows(run_dir, run, targets, window)
     return "\n".join(lines)
 
 
-def _table_row(name: str, frames: np.ndarray, hours: np.ndarray, scores: np.ndarray,
-               targets: Sequence[float], window: int, offset: float) -> str:
+def _epsilon_rows(run_dir: Path, run: RunEpisodes, targets: Sequence[float],
+                  window: int) -> list[str]:
+    epsilons, owner = episode_epsilons(run)
+    known = sorted({e for e in epsilons if e is not None}, key=float)
+    if not known:
+        why = ("its episodes.csv does not say which environment played"
+               if owner == "environment" else "its log names no final epsilon")
+        return [f"| {run_dir}: no row per final ε ({why}) |" + " |" * (len(targets) + 1)]
+    played_at = np.array(epsilons, dtype=object)
+    workers = run.workers.tolist()
+    environments = (run.environments.tolist() if run.environments is not None
+                    else [0] * len(workers))
+    rows = []
+    for epsilon in known:
+        mine = played_at == epsilon
+        # what played them: workers, or (worker, environment) pairs
+        count = len({(w, e if owner == "environment" else 0)
+                     for w, e, m in zip(workers, environments, mine, strict=True) if m})
+        name = f"{run_dir} final ε {epsilon} ({count} {owner}{'s' if count != 1 else ''})"
+        rows.append(_table_row(name, run, mine, targets, window))
+    return rows
+
+
+def _table_row(name: str, run: RunEpisodes, mine: np.ndarray | None,
+               targets: Sequence[float], window: int) -> str:
+    """A row for the run's episodes, or for those of them that ``mine`` selects."""
+    frames, hours, scores = ((run.frames, run.hours, run.scores) if mine is None
+                             else (run.frames[mine], run.hours[mine], run.scores[mine]))
     last = int(frames[-1]) if len(frames) else 0
-    reached = first_reached(frames, hours, scores, targets, window, offset)
+    reached = first_reached(frames, hours, scores, targets, window, run.offset_s)
     cells = [describe(r, last) for r in reached]
     return f"| {name} | {last / 1e6:.2f}M | " + " | ".join(cells) + " |"
 
@@ -127,7 +196,8 @@ def curves_figure(run_dirs: Sequence[Path], path: Path, window: int = 20,
     names = [d.name for d in run_dirs]
     runs, short = [], []
     for run_dir, name in zip(run_dirs, names, strict=True):
-        frames, hours, scores, _, offset, _ = _read_run(run_dir)
+        run = _read_run(run_dir)
+        frames, hours, scores, offset = run.frames, run.hours, run.scores, run.offset_s
         if len(scores) < window:
             short.append(str(run_dir))
             continue
