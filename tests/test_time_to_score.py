@@ -162,6 +162,26 @@ def test_by_epsilon_groups_the_workers_of_one_draw_and_says_when_it_cannot(tmp_p
     assert len(table) == 4
 
 
+def test_by_epsilon_reads_a_serial_runs_log_and_counts_what_it_cannot_place(tmp_path):
+    run_dir = tmp_path / "serial"
+    run_dir.mkdir()
+    # worker 1 has no draw in the log; worker 0's second row has no environment
+    (run_dir / "episodes.csv").write_text(
+        "worker,frames,wall_time,score,episode_frames,environment\n"
+        "0,1000,20,4.0,10,1\n1,1100,22,9.0,10,0\n0,1200,24,6.0,10,\n0,1300,26,8.0,10,1\n")
+    # a serial run logs its one worker's draws from the launcher's process, without a tag
+    (run_dir / "asyncrl.log").write_text(
+        "[asyncrl.learning.worker][INFO] - nstep_q: final epsilons per environment 0.5 0.01"
+        " (annealed from 1 ...)\n")
+    table = time_to_table([run_dir], [5.0], window=2, by_epsilon=True).splitlines()
+    # the run's row keeps all four (the row without an environment too): 4, 9 reach 5
+    assert table[2] == f"| {run_dir} | 0.00M | 0.00M, 0.4 min |"
+    # at 0.01 worker 0's environment 1: 4 then 8, a window of 6 at 1,300 frames (26 s)
+    assert table[3] == f"| {run_dir} final ε 0.01 (1 environment) | 0.00M | 0.00M, 0.4 min |"
+    assert table[4] == f"| {run_dir}: 2 episodes at no known final ε left out | | |"
+    assert len(table) == 5
+
+
 def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path, monkeypatch):
     monkeypatch.setattr(bench_learning, "POLL_S", 0.5)
     # CartPole's random play scores ~20: a target of 10 is met by the 20th episode

@@ -81,10 +81,11 @@ def read_episodes(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def read_episodes_and_sources(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                    np.ndarray, np.ndarray | None]:
     """``read_episodes``, the worker of each episode and its environment within the worker
-    (None for a file from before that column), from one read in one order."""
-    names = ["frames", "wall_time", "score", "worker"]
+    (None for a file from before that column; -1 in a row without it), from one read in
+    one order."""
     with_environment = "environment" in episode_header(path)
-    columns = read_columns(path, [*names, "environment"] if with_environment else names)
+    columns = read_columns(path, ["frames", "wall_time", "score", "worker"],
+                           optional={"environment": -1})
     order = np.argsort(np.array(columns["frames"]), kind="stable")
     frames = np.array(columns["frames"], dtype=np.int64)[order]
     hours = np.array(columns["wall_time"])[order] / 3600

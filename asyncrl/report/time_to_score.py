@@ -23,11 +23,12 @@ from asyncrl.run_files.startup import BEFORE_THE_CLOCK, first_frame_phases
 
 # the launcher's line for each value-based worker's draw, e.g.
 # "[worker 1] nstep_q: final epsilon 0.01 (annealed from 1 over ..."
-FINAL_EPSILON = re.compile(r"\[worker (\d+)\] \w+: final epsilon ([-+.\deE]+)")
+# (a serial run's one worker logs in the launcher's process, without "[worker 0] ")
+FINAL_EPSILON = re.compile(r"(?:\[worker (\d+)\] )?\w+: final epsilon ([-+.\deE]+)")
 # and with algo.epsilon_per_environment, each of its environments' draws in order:
 # "[worker 1] nstep_q: final epsilons per environment 0.01 0.1 0.5 ... (annealed from ..."
 FINAL_EPSILONS_PER_ENVIRONMENT = re.compile(
-    r"\[worker (\d+)\] \w+: final epsilons per environment ([-+.\deE ]+?) \(")
+    r"(?:\[worker (\d+)\] )?\w+: final epsilons per environment ([-+.\deE ]+?) \(")
 
 
 @dataclass(frozen=True)
@@ -89,13 +90,13 @@ def _read_run(run_dir: Path) -> RunEpisodes:
 def final_epsilons(log_text: str) -> dict[int, str]:
     """Each worker's final epsilon as the log names it (the last line wins: a resumed slot
     keeps its draw, so a later line repeats it)."""
-    return {int(worker): epsilon for worker, epsilon in FINAL_EPSILON.findall(log_text)}
+    return {int(worker or 0): epsilon for worker, epsilon in FINAL_EPSILON.findall(log_text)}
 
 
 def final_epsilons_per_environment(log_text: str) -> dict[int, list[str]]:
     """Each worker's environments' final epsilons, in environment order, where the run
     drew one per environment (the last line wins, as above)."""
-    return {int(worker): draws.split()
+    return {int(worker or 0): draws.split()
             for worker, draws in FINAL_EPSILONS_PER_ENVIRONMENT.findall(log_text)}
 
 
@@ -111,7 +112,7 @@ def episode_epsilons(run: RunEpisodes) -> tuple[list[str | None], str]:
             draws = per_environment[worker]
             environment = None if run.environments is None else int(run.environments[i])
             found.append(draws[environment] if environment is not None
-                         and environment < len(draws) else None)
+                         and 0 <= environment < len(draws) else None)
         else:
             found.append(per_worker.get(worker))
     return found, "environment" if per_environment else "worker"
@@ -173,6 +174,10 @@ def _epsilon_rows(run_dir: Path, run: RunEpisodes, targets: Sequence[float],
                      for w, e, m in zip(workers, environments, mine, strict=True) if m})
         name = f"{run_dir} final ε {epsilon} ({count} {owner}{'s' if count != 1 else ''})"
         rows.append(_table_row(name, run, mine, targets, window))
+    unknown = sum(e is None for e in epsilons)
+    if unknown:  # so that the rows above need not add up to the run's
+        rows.append(f"| {run_dir}: {unknown} episodes at no known final ε left out |"
+                    + " |" * (len(targets) + 1))
     return rows
 
 

@@ -8,8 +8,12 @@ from pathlib import Path
 from asyncrl.run_files.recorder import complete_lines
 
 
-def read_columns(path: Path, columns: list[str]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {c: [] for c in columns}
+def read_columns(path: Path, columns: list[str], optional: dict[str, float] | None = None
+                 ) -> dict[str, list[float]]:
+    """The rows that hold every one of ``columns``; each ``optional`` column read beside
+    them, its default where a row (or the whole file) has none."""
+    extra = optional or {}
+    out: dict[str, list[float]] = {c: [] for c in [*columns, *extra]}
     if not path.exists():
         return out
     for row in csv.DictReader(complete_lines(path.read_text())):
@@ -17,6 +21,9 @@ def read_columns(path: Path, columns: list[str]) -> dict[str, list[float]]:
             continue
         for c in columns:
             out[c].append(float(row[c]))
+        for c, default in extra.items():
+            value = row.get(c)
+            out[c].append(default if value in (None, "") else float(value))
     return out
 
 
