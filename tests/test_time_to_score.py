@@ -18,6 +18,7 @@ from asyncrl.commands.report import main as report_main
 from asyncrl.config.paths import config_dir
 from asyncrl.errors import UserError
 from asyncrl.report.time_to_score import (
+    curves_figure,
     first_reached,
     rolling_window_means,
     run_time_to_scores,
@@ -109,12 +110,11 @@ def test_by_worker_a_row_per_worker_names_its_final_epsilon(tmp_path, capsys):
     assert "--by-worker splits the --time-to table" in capsys.readouterr().err
 
 
-def test_by_epsilon_a_row_per_final_epsilon_from_each_environments_draw(tmp_path, capsys):
-    run_dir = tmp_path / "nq_pe"
+def _write_run_with_an_epsilon_per_environment(run_dir):
+    """Two workers of two environments: draws 0.5 0.01 (worker 0) and 0.01 0.1 (worker 1);
+    at 0.01 play worker 0's environment 1 and worker 1's environment 0: 4, 6, 8 in frame
+    order; at 0.5 worker 0's environment 0: -20, -20; at 0.1 worker 1's environment 1: 1."""
     run_dir.mkdir()
-    # two workers of two environments: draws 0.5 0.01 (worker 0) and 0.01 0.1 (worker 1);
-    # at 0.01 play worker 0's environment 1 and worker 1's environment 0: 4, 6, 8 in frame
-    # order; at 0.5 worker 0's environment 0: -20, -20; at 0.1 worker 1's environment 1: 1
     rows = [(0, 0, 1000, -20.0), (0, 1, 1100, 4.0), (1, 0, 1200, 6.0), (1, 1, 1300, 1.0),
             (0, 0, 2000, -20.0), (1, 0, 2100, 8.0)]
     (run_dir / "episodes.csv").write_text(
@@ -123,6 +123,11 @@ def test_by_epsilon_a_row_per_final_epsilon_from_each_environments_draw(tmp_path
     (run_dir / "asyncrl.log").write_text(
         "[worker 0] nstep_q: final epsilons per environment 0.5 0.01 (annealed from 1 ...)\n"
         "[worker 1] nstep_q: final epsilons per environment 0.01 0.1 (annealed from 1 ...)\n")
+
+
+def test_by_epsilon_a_row_per_final_epsilon_from_each_environments_draw(tmp_path, capsys):
+    run_dir = tmp_path / "nq_pe"
+    _write_run_with_an_epsilon_per_environment(run_dir)
     table = time_to_table([run_dir], [5.0, 7.0], window=2, by_epsilon=True).splitlines()
     # all six in frame order -20, 4, 6, 1, -20, 8: windows of 2 are -8, 5, 3.5, -9.5, -6
     assert table[2] == f"| {run_dir} | 0.00M | 0.00M, 0.4 min | not by 0.00M |"
@@ -135,7 +140,8 @@ def test_by_epsilon_a_row_per_final_epsilon_from_each_environments_draw(tmp_path
     assert report_main([str(run_dir), "--time-to", "5", "--window", "2", "--by-epsilon"]) == 0
     assert "final ε 0.01 (2 environments)" in capsys.readouterr().out
     assert report_main([str(run_dir), "--by-epsilon"]) == 2
-    assert "--by-epsilon splits the --time-to table" in capsys.readouterr().err
+    assert "--by-epsilon splits the --time-to table and the --curves lines" in (
+        capsys.readouterr().err)
 
 
 def test_by_epsilon_groups_the_workers_of_one_draw_and_says_when_it_cannot(tmp_path):
@@ -282,6 +288,25 @@ def test_the_curves_figure_draws_each_runs_own_mean_against_frames_and_minutes(
     assert list(x_frames) == [2000, 3000] and list(x_means) == [0.0, 3.0]
     assert list(x_minutes) == [pytest.approx(2.1), pytest.approx(3.1)]  # + 6 s before T
     assert list(y_means) == [3.0] and list(drawn["marks"]) == [3.0]
+
+
+def test_by_epsilon_the_curves_figure_draws_a_line_per_final_epsilon(tmp_path, monkeypatch):
+    import asyncrl.report.figures as figures
+
+    _write_run_with_an_epsilon_per_environment(tmp_path / "nq_pe")
+    _write_run(tmp_path / "plain", [(1000, 60.0, 1.0), (2000, 120.0, 3.0)])
+    drawn = {}
+    monkeypatch.setattr(figures, "run_curves",
+                        lambda runs, path, window, marks: drawn.update(runs=runs))
+    curves_figure([tmp_path / "nq_pe", tmp_path / "plain"], tmp_path / "c.png", window=2,
+                  by_epsilon=True)
+    # 0.01's three episodes (4, 6, 8) and 0.5's two (-20, -20) fill a window of 2; 0.1's
+    # one does not; the run with no draw in its log draws no line
+    lines = drawn["runs"]
+    assert [line[0] for line in lines] == ["nq_pe ε 0.01", "nq_pe ε 0.5"]
+    assert [list(line[3]) for line in lines] == [[5.0, 7.0], [-20.0]]
+    # the run's colour; a style for each ε of all the runs (0.01, 0.1, 0.5): 0.1 drew no line
+    assert [line[4:] for line in lines] == [(0, 0), (0, 2)]
 
 
 def test_the_curves_figure_refuses_what_it_cannot_draw_in_one_line(tmp_path, capsys):

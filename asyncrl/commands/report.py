@@ -7,6 +7,7 @@
     asyncrl-report outputs/pong_* --curves pong.png --time-to 18  # each run's curve, a line each
     asyncrl-report outputs/pong_nq --time-to 0 18 --by-worker  # and each worker's own episodes
     asyncrl-report outputs/pong_nq --time-to 0 18 --by-epsilon # and those at each final epsilon
+    asyncrl-report outputs/pong_nq --curves nq.png --by-epsilon # a line per final epsilon
 
 Writes into ``--out`` (default: ``DIR/report``): ``report.md`` and the PNGs it shows.
 """
@@ -47,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--by-epsilon", action="store_true",
                         help="with --time-to, a row per final epsilon too: the episodes "
                              "played at it, by the workers (or, with "
-                             "algo.epsilon_per_environment, the environments) that drew it")
+                             "algo.epsilon_per_environment, the environments) that drew it; "
+                             "with --curves, a line per final epsilon of each run")
     parser.add_argument("--curves", type=Path, metavar="PNG",
                         help="draw each run's mean of --window episodes against frames and "
                              "minutes from the command, a line per run (levels: --time-to)")
@@ -63,9 +65,11 @@ def _report(args: argparse.Namespace) -> int:
         raise UserError("--top-k and --window must be at least 1")
     if args.curves and args.curves.suffix.lower() not in FIGURE_SUFFIXES:
         raise UserError(f"--curves {args.curves}: name a {', '.join(FIGURE_SUFFIXES)} file")
-    for flag, given in (("--by-worker", args.by_worker), ("--by-epsilon", args.by_epsilon)):
-        if given and not args.time_to:
-            raise UserError(f"{flag} splits the --time-to table: give --time-to SCORE too")
+    if args.by_worker and not args.time_to:
+        raise UserError("--by-worker splits the --time-to table: give --time-to SCORE too")
+    if args.by_epsilon and not (args.time_to or args.curves):
+        raise UserError("--by-epsilon splits the --time-to table and the --curves lines: "
+                        "give --time-to SCORE or --curves PNG too")
     if args.status:
         print(status_table(find_runs(args.dirs)))
         return 0
@@ -76,7 +80,9 @@ def _report(args: argparse.Namespace) -> int:
         if not found:
             raise UserError(f"no episodes.csv under {', '.join(map(str, args.dirs))}")
         if args.curves:
-            print(f"wrote {curves_figure(found, args.curves, args.window, args.time_to or ())}")
+            drawn = curves_figure(found, args.curves, args.window, args.time_to or (),
+                                  args.by_epsilon)
+            print(f"wrote {drawn}")
         if args.time_to:
             print(time_to_table(found, args.time_to, args.window, args.by_worker,
                                 args.by_epsilon))

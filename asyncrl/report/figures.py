@@ -112,15 +112,22 @@ def scaling_curves(title: str, by_workers: Mapping[int, Sequence[Any]], k: int, 
     plt.close(fig)
 
 
-def run_curves(runs: Sequence[tuple[str, Any, Any, Any]], path: Path, window: int = 20,
+LINE_STYLES = ("-", "--", ":", "-.")
+
+
+def run_curves(runs: Sequence[tuple[Any, ...]], path: Path, window: int = 20,
                marks: Sequence[float] = ()) -> None:
     """Each run's own curve, one line a run (not a group's mean): the mean of its last
     ``window`` training episodes against frames, and against minutes from the command.
-    ``runs`` holds (label, frames, minutes, rolling means); ``marks`` draws dotted levels."""
+    ``runs`` holds (label, frames, minutes, rolling means), each optionally followed by
+    (colour number, style number) where a run draws several lines: a colour for each run,
+    a style for each kind of line; ``marks`` draws dotted levels."""
     fig, (by_frames, by_minutes) = plt.subplots(1, 2, figsize=(12, 4.2))
-    for label, frames, minutes, means in runs:
-        by_frames.plot(frames * 1e-6, means, label=label)
-        by_minutes.plot(minutes, means, label=label)
+    for label, frames, minutes, means, *group in runs:
+        look = ({"color": f"C{group[0] % 10}", "ls": LINE_STYLES[group[1] % len(LINE_STYLES)]}
+                if group else {})
+        by_frames.plot(frames * 1e-6, means, label=label, **look)
+        by_minutes.plot(minutes, means, label=label, **look)
     for ax, xlabel in ((by_frames, "frames (millions)"),
                        (by_minutes, "minutes from the command")):
         for level in marks:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -193,28 +194,52 @@ def _table_row(name: str, run: RunEpisodes, mine: np.ndarray | None,
 
 
 def curves_figure(run_dirs: Sequence[Path], path: Path, window: int = 20,
-                  marks: Sequence[float] = ()) -> Path:
+                  marks: Sequence[float] = (), by_epsilon: bool = False) -> Path:
     """``run_curves`` for these runs, each labelled by its directory's name (its path where
-    two names agree), minutes counted as ``time_to_table`` counts them."""
+    two names agree), minutes counted as ``time_to_table`` counts them; with ``by_epsilon``
+    a line per final ε of each run instead (the episodes ``time_to_table``'s ε rows read),
+    in the run's colour, in one style for each ε across the runs."""
     from asyncrl.report.figures import run_curves  # matplotlib: only when a figure is drawn
 
     names = [d.name for d in run_dirs]
-    runs, short = [], []
-    for run_dir, name in zip(run_dirs, names, strict=True):
-        run = _read_run(run_dir)
-        frames, hours, scores, offset = run.frames, run.hours, run.scores, run.offset_s
-        if len(scores) < window:
+    runs = [_read_run(run_dir) for run_dir in run_dirs]
+    groups = [_curve_groups(run, by_epsilon) for run in runs]
+    epsilons = sorted({eps for found in groups for eps, _ in found if eps}, key=float)
+    lines: list[tuple[Any, ...]] = []
+    short = []
+    for number, (run_dir, name, run, found) in enumerate(
+            zip(run_dirs, names, runs, groups, strict=True)):
+        label = name if names.count(name) == 1 else str(run_dir)
+        drawn = 0
+        for epsilon, mine in found:
+            frames, hours, scores = run.frames[mine], run.hours[mine], run.scores[mine]
+            if len(scores) < window:
+                continue
+            means = rolling_window_means(scores, window)
+            tail = slice(window - 1, None)  # the episode that completes each window
+            minutes = (hours[tail] * 3600 + run.offset_s) / 60
+            look = (number, epsilons.index(epsilon)) if by_epsilon else ()
+            lines.append((label + (f" ε {epsilon}" if by_epsilon else ""), frames[tail],
+                          minutes, means, *look))
+            drawn += 1
+        if not drawn:
             short.append(str(run_dir))
-            continue
-        means = rolling_window_means(scores, window)
-        tail = slice(window - 1, None)  # the episode that completes each window
-        minutes = (hours[tail] * 3600 + offset) / 60
-        runs.append((name if names.count(name) == 1 else str(run_dir), frames[tail], minutes,
-                     means))
     if short:
-        print(f"left out (fewer than {window} episodes): {', '.join(short)}")
-    if not runs:
+        print(f"left out (fewer than {window} episodes{' at any final ε' * by_epsilon}): "
+              f"{', '.join(short)}")
+    if not lines:
         raise UserError(f"no run has {window} episodes yet: nothing to draw")
     path.parent.mkdir(parents=True, exist_ok=True)
-    run_curves(runs, path, window, marks)
+    run_curves(lines, path, window, marks)
     return path
+
+
+def _curve_groups(run: RunEpisodes, by_epsilon: bool) -> list[tuple[str, np.ndarray]]:
+    """(final ε, which episodes) for each line a run draws; one line of every episode,
+    with no ε, unless ``by_epsilon``."""
+    if not by_epsilon:
+        return [("", np.ones(len(run.scores), dtype=bool))]
+    epsilons, _ = episode_epsilons(run)
+    played_at = np.array(epsilons, dtype=object)
+    return [(epsilon, played_at == epsilon)
+            for epsilon in sorted({e for e in epsilons if e is not None}, key=float)]
