@@ -8,8 +8,9 @@ from typing import Any
 
 from asyncrl.errors import UserError
 
-# a segment holds t_max + 1 observations: on Atari 6 x 28 KB, so 10,000 segments are
-# ~170 MB per worker; the cap keeps a typo from asking for the machine's whole memory
+# a segment holds t_max + 1 observations: on Atari 6 x 28 KB, so 1,000 segments are
+# ~170 MB per worker, and the cap's 100,000 ~17 GB: it keeps a typo from asking for the
+# machine's whole memory
 MAX_REPLAY_CAPACITY = 100_000
 MAX_REPLAY_RATIO = 16  # each replayed segment costs a forward and backward like a new one
 # the names of nets.torsos.CONV_STACKS, kept here so that checking a config imports no torch
