@@ -466,3 +466,18 @@ def test_a_diverging_run_stops_every_worker_with_exit_3_and_says_why(workdir, al
     assert status["status"] == "diverged" and "not finite" in status["reason"]
     assert status["frames"] < 50000
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_tool_whose_reader_goes_ends_quietly_with_141():
+    # what `asyncrl-report ... | head` does: far more output than a pipe holds, read one
+    # line, close the pipe; the tool must end with SIGPIPE's code and no traceback
+    script = ("import sys\nfrom asyncrl.commands import run_tool\n"
+              "sys.exit(run_tool('t', lambda: [print('x' * 99) for _ in range(100_000)] "
+              "and 0))\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=cli_env())
+    assert child.stdout is not None and child.stderr is not None
+    assert child.stdout.readline() == b"x" * 99 + b"\n"
+    child.stdout.close()
+    assert child.wait(timeout=60) == 141
+    assert child.stderr.read() == b""

@@ -5,11 +5,13 @@ measurement tools ``python -m asyncrl.commands.bench`` and ``bench_learning``.
 Each parses its arguments and calls into the library; nothing in the library imports them
 (import-linter's layers in ``nox -s lint``). The console commands besides ``asyncrl`` fail
 the same way (``run_tool``): one line, ``PROG: error: MESSAGE``, on stderr and exit code 2
-for a user's mistake; 130 after Ctrl-C.
+for a user's mistake; 130 after Ctrl-C; 141, quietly, when the reader of their output
+goes (``asyncrl-report ... | head``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
@@ -26,3 +28,8 @@ def run_tool(prog: str, body: Callable[[], int | None]) -> int:
         return exit_codes.USER_ERROR
     except KeyboardInterrupt:
         return exit_codes.INTERRUPTED
+    except BrokenPipeError:
+        # the reader stopped reading: what is left to print goes nowhere, and the
+        # interpreter's last flush at exit must not fail on the closed pipe again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return exit_codes.OUTPUT_CLOSED
