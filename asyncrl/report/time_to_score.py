@@ -157,29 +157,34 @@ def time_to_table(run_dirs: Sequence[Path], targets: Sequence[float], window: in
 
 def _epsilon_rows(run_dir: Path, run: RunEpisodes, targets: Sequence[float],
                   window: int) -> list[str]:
-    epsilons, owner = episode_epsilons(run)
-    known = sorted({e for e in epsilons if e is not None}, key=float)
-    if not known:
+    groups, owner, unknown = _epsilon_groups(run)
+    if not groups:
         why = ("its episodes.csv does not say which environment played"
                if owner == "environment" else "its log names no final epsilon")
         return [f"| {run_dir}: no row per final ε ({why}) |" + " |" * (len(targets) + 1)]
-    played_at = np.array(epsilons, dtype=object)
-    workers = run.workers.tolist()
-    environments = (run.environments.tolist() if run.environments is not None
-                    else [0] * len(workers))
+    # what played them: workers, or (worker, environment) pairs (known wherever a group is)
+    sources: list[Any] = run.workers.tolist()
+    if owner == "environment" and run.environments is not None:
+        sources = list(zip(sources, run.environments.tolist(), strict=True))
     rows = []
-    for epsilon in known:
-        mine = played_at == epsilon
-        # what played them: workers, or (worker, environment) pairs
-        count = len({(w, e if owner == "environment" else 0)
-                     for w, e, m in zip(workers, environments, mine, strict=True) if m})
+    for epsilon, mine in groups:
+        count = len({source for source, m in zip(sources, mine, strict=True) if m})
         name = f"{run_dir} final ε {epsilon} ({count} {owner}{'s' if count != 1 else ''})"
         rows.append(_table_row(name, run, mine, targets, window))
-    unknown = sum(e is None for e in epsilons)
     if unknown:  # so that the rows above need not add up to the run's
         rows.append(f"| {run_dir}: {unknown} episodes at no known final ε left out |"
                     + " |" * (len(targets) + 1))
     return rows
+
+
+def _epsilon_groups(run: RunEpisodes) -> tuple[list[tuple[str, np.ndarray]], str, int]:
+    """(final ε, which episodes) for each ε the run's episodes were played at, smallest
+    first; what a draw belongs to (``episode_epsilons``); how many episodes have none."""
+    epsilons, owner = episode_epsilons(run)
+    played_at = np.array(epsilons, dtype=object)
+    known = sorted({e for e in epsilons if e is not None}, key=float)
+    return ([(epsilon, played_at == epsilon) for epsilon in known], owner,
+            sum(e is None for e in epsilons))
 
 
 def _table_row(name: str, run: RunEpisodes, mine: np.ndarray | None,
@@ -239,7 +244,4 @@ def _curve_groups(run: RunEpisodes, by_epsilon: bool) -> list[tuple[str, np.ndar
     with no ε, unless ``by_epsilon``."""
     if not by_epsilon:
         return [("", np.ones(len(run.scores), dtype=bool))]
-    epsilons, _ = episode_epsilons(run)
-    played_at = np.array(epsilons, dtype=object)
-    return [(epsilon, played_at == epsilon)
-            for epsilon in sorted({e for e in epsilons if e is not None}, key=float)]
+    return _epsilon_groups(run)[0]
