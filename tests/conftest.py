@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from asyncrl.algos import algorithm_class
 from asyncrl.config.compose import compose_config, register_schemas
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,6 +22,12 @@ register_schemas()
 # not speed up; on 2 cores busy with another run, its barriers made one 30-update test take
 # 70-170 s where one thread takes 4 s. The CLI's processes set their own threads.
 torch.set_num_threads(1)
+
+# every algorithm conf/algo offers, A3C first, then the value-based ones (a Q head): read
+# from the configs, so that a new algorithm joins each test that loops over them
+_ALGO_NAMES = sorted(p.stem for p in (CONF / "algo").glob("*.yaml") if not p.stem.startswith("_"))
+ALGOS = tuple(sorted(_ALGO_NAMES, key=lambda name: name != "a3c"))
+VALUE_BASED = tuple(name for name in ALGOS if algorithm_class(name).head == "q")
 
 # small, fast settings for end-to-end runs: no console panel, frequent flushes
 QUICK = ["log.progress=false", "log.interval_seconds=0.5", "eval.episodes=0"]

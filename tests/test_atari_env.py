@@ -1,5 +1,6 @@
 """The Atari environment: gymnasium's API, DQN preprocessing, raw scores, life-loss info."""
 
+import cv2
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -39,11 +40,36 @@ def test_same_seed_same_episode_different_seed_differs():
     assert not np.array_equal(trajectory(1), trajectory(2))
 
 
+class RecordingALE:
+    """The environment's emulator, with a copy of each grey screen it hands out."""
+
+    def __init__(self, ale):
+        self._ale = ale
+        self.screens = []
+
+    def getScreenGrayscale(self, out):  # noqa: N802 (ALE's name)
+        self._ale.getScreenGrayscale(out)
+        self.screens.append(out.copy())
+
+    def __getattr__(self, name):
+        return getattr(self._ale, name)
+
+
 def test_max_pools_the_last_two_frames():
     env = AtariEnv("pong", noop_max=0)
     env.reset(seed=0)
-    env.step(0)
-    assert np.array_equal(env._screens[0], np.maximum(env._screens[0], env._screens[1]))
+    env.ale = recorder = RecordingALE(env.ale)
+    pooled_differs = 0
+    for t in range(120):
+        recorder.screens.clear()
+        obs, *_ = env.step(t % env.action_space.n)
+        third, fourth = recorder.screens  # frames 3 and 4 of the step's four
+        pooled = cv2.resize(np.maximum(third, fourth), (84, 84), interpolation=cv2.INTER_LINEAR)
+        assert np.array_equal(obs[-1], pooled)
+        # steps where pooling shows on the observation: the last frame alone would differ
+        pooled_differs += not np.array_equal(
+            obs[-1], cv2.resize(fourth, (84, 84), interpolation=cv2.INTER_LINEAR))
+    assert pooled_differs >= 10  # the ball and paddles move, so many steps show it
 
 
 def test_rewards_are_raw_and_life_loss_is_reported_not_terminal():
@@ -58,7 +84,16 @@ def test_rewards_are_raw_and_life_loss_is_reported_not_terminal():
         if info["life_lost"] and not terminated:
             assert info["lives"] > 0
     assert terminated and lost == 5  # five lives, five losses, one terminal at the end
-    assert rewards <= {0.0, 1.0, 4.0, 7.0}  # breakout's own brick values, never clipped
+    assert rewards <= {0.0, 1.0, 4.0, 7.0}  # breakout's own brick values
+
+
+def test_rewards_are_the_games_own_points_never_clipped():
+    # Space Invaders' aliens are worth 5 to 30: firing from the start hits several
+    env = AtariEnv("space_invaders", noop_max=0)
+    env.reset(seed=0)
+    rewards = [env.step(1)[1] for _ in range(300)]
+    points = [reward for reward in rewards if reward]
+    assert max(points) > 1 and all(point % 5 == 0 for point in points), points
 
 
 def test_life_loss_becomes_a_learning_terminal_only_when_configured():

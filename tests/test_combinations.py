@@ -17,16 +17,15 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from tests.conftest import QUICK, run_cli
+from tests.conftest import ALGOS, QUICK, VALUE_BASED, run_cli
 
-ALGOS = ("a3c", "one_step_q", "one_step_sarsa", "nstep_q")
 NETWORKS = ("ff", "lstm")
 OPTIMIZERS = ("shared_rmsprop", "rmsprop", "momentum_sgd")
 # A3C's six combinations run in the default session; the value-based methods' run in the
 # slow one (3 sweeps of 6 runs, over 3 minutes on 2 cores), since each of them trains from
 # the CLI in the default session too: on Pong below, and with several environments per
 # worker in tests/test_envs_per_worker.py
-COMBINATIONS = [pytest.param(*combination, marks=() if combination[0] == "a3c"
+COMBINATIONS = [pytest.param(*combination, marks=() if combination[0] not in VALUE_BASED
                              else pytest.mark.slow)
                 for combination in itertools.product(ALGOS, NETWORKS, OPTIMIZERS)]
 
@@ -104,7 +103,7 @@ def pong_jobs(tmp_path_factory):
     return lambda algo, network: sweeps.job(
         (algo, network, "shared_rmsprop"), f"pong_{network}", [
             "env=atari/pong", "env.max_episode_frames=1200", "total_frames=3000",
-            f"algo={','.join(ALGOS[1:])}", f"network={network}"])
+            f"algo={','.join(VALUE_BASED)}", f"network={network}"])
 
 
 # the LSTM's sweep in the default session (the paper's conv torso and the Q head on Pong's
@@ -113,7 +112,7 @@ def pong_jobs(tmp_path_factory):
 # (tests/test_envs_per_worker.py, tests/test_option_runs.py)
 @pytest.mark.parametrize(("algo", "network"), [
     pytest.param(algo, network, marks=pytest.mark.slow if network == "ff" else ())
-    for algo, network in itertools.product(ALGOS[1:], NETWORKS)])
+    for algo, network in itertools.product(VALUE_BASED, NETWORKS)])
 def test_value_based_methods_train_on_pong(pong_jobs, algo, network):
     run_dir = pong_jobs(algo, network)
     rows = _rows(run_dir / "episodes.csv")

@@ -12,9 +12,8 @@ import torch
 from asyncrl.algos import build_algorithm
 from asyncrl.learning.rollout import Actors
 from asyncrl.nets import build_model
-from tests.conftest import QUICK, compose, run_cli
+from tests.conftest import ALGOS, QUICK, compose, run_cli
 
-ALGOS = ("a3c", "one_step_q", "one_step_sarsa", "nstep_q")
 T_MAX = 5
 # value-based acting with epsilon 0 from the first frame: greedy, so acting is a function
 # of the model alone and a batched member can be replayed by a lone actor

@@ -83,6 +83,7 @@ def _resume_to_the_end(run_dir: Path, cwd: Path) -> None:
 
 def _check_whole_and_once(run_dir: Path, total: int = TOTAL) -> None:
     for name in LOGS:
+        assert (run_dir / name).is_file(), f"{name} was not written"
         health = log_health(run_dir / name)
         assert health.ends_whole and not health.broken_rows, f"{name} is not whole"
         assert not health.logged_twice, f"{name}: frames logged twice"
@@ -277,7 +278,7 @@ def test_a_damaged_or_foreign_checkpoint_is_refused_in_one_line_and_nothing_chan
         pass
     else:  # bytes no reader looks at (a zip timestamp): the contents are the same
         assert content_digest(loaded) == content_digest(original)
-        return
+        pytest.skip("the damage hit bytes no reader looks at; nothing to refuse")
     before = _snapshot(run_dir)
     for args, module in (([f"resume={run_dir}", "total_frames=8000"], "asyncrl"),
                          ([str(run_dir), "--episodes", "1"], "asyncrl.commands.evaluate")):

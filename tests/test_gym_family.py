@@ -54,9 +54,17 @@ def test_box_actions_are_continuous_and_clipped_for_the_simulator_only():
     assert GYM.continuous_actions(cfg.env)
     env = make_env(cfg.env)
     env.reset(seed=0)
-    # a torque far past the bound of 2 is clipped, not refused
-    _, reward, *_ = env.step(np.array([50.0], dtype=np.float32))
+    # a torque far past the bound of 2 is clipped, not refused; Pendulum clips it again
+    # itself, so what is checked is the action its step receives
+    received = []
+    simulator = env.unwrapped
+    step = simulator.step
+    simulator.step = lambda action: (received.append(np.array(action)), step(action))[1]
+    sample = np.array([50.0], dtype=np.float32)
+    _, reward, *_ = env.step(sample)
     assert np.isfinite(reward)
+    assert [a.tolist() for a in received] == [[2.0]]
+    assert sample.tolist() == [50.0]  # the policy's sample, as the rollout stores it
     assert GYM.episode_step_limit(cfg.env) == 200
 
 

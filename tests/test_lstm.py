@@ -7,7 +7,7 @@ import torch
 from asyncrl.algos import algorithm_class, build_algorithm
 from asyncrl.learning.rollout import Actors
 from asyncrl.nets import LSTMCore, build_model
-from tests.conftest import compose
+from tests.conftest import ALGOS, VALUE_BASED, compose
 
 
 def test_gradient_of_the_last_step_reaches_the_first_step():
@@ -87,9 +87,12 @@ def test_sarsa_takes_the_next_action_it_bootstrapped_with():
 
 def test_every_algorithm_builds_an_lstm_model_with_the_right_heads():
     space = gym.spaces.Box(-1, 1, (4,))
-    for algo in ("a3c", "one_step_q", "one_step_sarsa", "nstep_q"):
+    for algo in ALGOS:
         cfg = compose("network=lstm", f"algo={algo}", "env=classic/cartpole")
         model = build_model(cfg, space, gym.spaces.Discrete(3), algorithm_class(algo).head)
         assert model.recurrent
-        out = model(torch.zeros(7, 4), model.initial_state())
-        assert out[0].shape == (7, 3)
+        *heads, state = model(torch.zeros(7, 4), model.initial_state())
+        assert isinstance(state, tuple) and [h.shape for h in state] == [(1, 1, 256)] * 2  # (h, c)
+        # A3C: policy logits and a value per state; the value-based methods: Q per action
+        want = [(7, 3)] if algo in VALUE_BASED else [(7, 3), (7,)]
+        assert [h.shape for h in heads] == want, algo
