@@ -165,6 +165,28 @@ def test_composition_errors_are_one_line(overrides, fragment):
     (["algo=_value_based"], "the algo option chosen is not an algo"),
     (["env=classic/cartpole", "env.id=NoSuchEnv-v0", "algo=nstep_q"],
      "unknown gymnasium environment id 'NoSuchEnv-v0'"),
+    # each named as written, not as the key that reads it (lr, total_frames)
+    (["algo.default_lr=-1", "lr=1e-3"], "algo.default_lr=-1.0"),
+    (["algo=nstep_q", "algo.default_lr=-1"], "algo.default_lr=-1.0"),
+    (["env.a3c_default_lr=-1"], "env.a3c_default_lr=-1.0"),
+    (["env.default_total_frames=-5", "total_frames=1000"], "env.default_total_frames=-5"),
+    (["env.default_total_frames=-5"], "env.default_total_frames=-5"),
+    (["env.sweep_lr_low=-1"], "env.sweep_lr_low=-1 and env.sweep_lr_high=0.01"),
+    (["env.sweep_lr_high=nan"], "env.sweep_lr_high=nan"),
+    (["env.sweep_lr_low=0.1", "env.sweep_lr_high=0.01"], "needs 0 < low < high"),
+    (["algo=nstep_q", "algo.epsilon_anneal_frames=-5"], "algo.epsilon_anneal_frames=-5"),
+    (["algo=nstep_q", "algo.epsilon_probabilities=[0.4,0.3,nan]"],
+     "must be non-negative and sum to 1"),
+    (["algo=nstep_q", "algo.epsilon_probabilities=[1.5,-0.25,-0.25]"],
+     "must be non-negative and sum to 1"),
+    (["env=maze/small", "env.episode_seconds=inf"], "env.episode_seconds=inf"),
+    (["env=maze/small", "env.episode_seconds=1e308"], "env.episode_seconds=1e+308"),
+    (["env=maze/small", "env.episode_seconds=0.01"], "env.episode_seconds=0.01"),
+    (["env=maze/small", "env.eval_seeds=[3,-1]"], "env.eval_seeds: -1"),
+    (["env=maze/small", "env.eval_seeds=[4294967296]"], "env.eval_seeds: 4294967296"),
+    # unread by a vector task, still a mistake
+    (["env=classic/cartpole", "env.screen_size=-1"], "env.screen_size=-1"),
+    (["env=classic/cartpole", "env.frame_stack=-1"], "env.frame_stack=-1"),
 ])
 def test_impossible_values_are_refused(overrides, fragment):
     with pytest.raises(UserError, match=None) as err:

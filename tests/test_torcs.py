@@ -367,6 +367,8 @@ def test_the_four_settings_compose_with_their_cars_and_opponents():
 
 @pytest.mark.parametrize(("overrides", "fragment"), [
     (["env.laps=0"], "env.laps"),
+    (["env.max_episode_seconds=inf"], "env.max_episode_seconds=inf"),
+    (["env.max_episode_seconds=-3"], "env.max_episode_seconds=-3"),
     (["env.steer_levels=[2.0]"], "[-1, 1]"),
     (["env.opponents=[bt]"], "module/index"),
     (["algo=nstep_q", "network=gaussian"], "one Q-value per discrete action"),

@@ -129,7 +129,7 @@ def epsilon_problem(finals: Sequence[float], probabilities: Sequence[float],
                 f"{probabilities} must be non-empty and of the same length")
     if any(not 0 <= e <= 1 for e in [*finals, eval_epsilon]):
         return "algo.epsilon_finals and algo.eval_epsilon must lie in [0, 1]"
-    if any(p < 0 for p in probabilities) or abs(sum(probabilities) - 1.0) > 1e-6:
+    if any(not 0 <= p <= 1 for p in probabilities) or abs(sum(probabilities) - 1.0) > 1e-6:
         return (f"algo.epsilon_probabilities {probabilities} must be non-negative "
                 "and sum to 1")
     return None

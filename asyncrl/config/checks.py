@@ -42,8 +42,10 @@ def validate(cfg: Any) -> None:
     installed; the environment family's own checks (``family.check``) come last.
     """
     _check_options_chosen(cfg)
-    _check_run(cfg)
+    # before the run's keys, which default to these: a bad one is named as the user wrote it
     _check_env_keys(cfg.env)
+    _check_lr("algo.default_lr", cfg.algo.default_lr)
+    _check_run(cfg)
     _check_intervals(cfg)
     _check_objective(cfg)
     _check_algo(cfg.algo)
@@ -113,6 +115,14 @@ ENV_VALUE_KEYS = {f.name: check for f in dataclasses.fields(DomainDefaults)
 def _check_env_keys(env: Any) -> None:
     for key, check in ENV_VALUE_KEYS.items():
         check(f"env.{key}", getattr(env, key))
+    if env.default_total_frames <= 0:
+        raise UserError(f"env.default_total_frames={env.default_total_frames}: must be a "
+                        "positive number of frames")
+    low, high = env.sweep_lr_low, env.sweep_lr_high
+    if not 0 < low < high <= LR_MAX:  # NaN fails here too
+        raise UserError(f"env.sweep_lr_low={low:g} and env.sweep_lr_high={high:g}: the "
+                        f"LogUniform lr range of +sweep=lr_loguniform needs 0 < low < high "
+                        f"<= {LR_MAX:g}")
 
 
 def _check_algo(algo: Any) -> None:
@@ -122,6 +132,9 @@ def _check_algo(algo: Any) -> None:
     for key in ("t_max", "async_update", "target_update_frames"):
         if getattr(algo, key, 1) < 1:
             raise UserError(f"algo.{key}={getattr(algo, key)}: must be at least 1")
+    if getattr(algo, "epsilon_anneal_frames", 0) < 0:
+        raise UserError(f"algo.epsilon_anneal_frames={algo.epsilon_anneal_frames}: must be 0 "
+                        "(the final epsilon from the start) or more")
     if not _positive_finite(algo.max_grad_norm):
         raise UserError(f"algo.max_grad_norm={algo.max_grad_norm}: must be positive "
                         "and finite")

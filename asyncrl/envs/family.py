@@ -37,6 +37,19 @@ def check_frame_stack(stack: int) -> None:
         raise UserError(f"env.frame_stack={stack}: must lie in [1, {MAX_FRAME_STACK}]")
 
 
+# agent steps in one episode of a timed game (the maze, TORCS): far past any real one (the
+# maze's 60 s are 900 steps); the bound keeps the step count's arithmetic finite
+MAX_EPISODE_STEPS = 10**8
+
+
+def check_episode_seconds(key: str, seconds: float, steps_per_second: float) -> None:
+    """An episode's clock in seconds: from one agent step to ``MAX_EPISODE_STEPS``."""
+    steps = seconds * steps_per_second
+    if not 1 <= steps <= MAX_EPISODE_STEPS:  # NaN and inf fail here too
+        raise UserError(f"{key}={seconds}: an episode must last from 1 to "
+                        f"{MAX_EPISODE_STEPS:,} steps ({steps_per_second:g} steps a second)")
+
+
 def check_screen_size(size: int) -> None:
     """Refuse a screen the conv torso cannot take, or one no worker has memory for."""
     if not MIN_SCREEN_SIZE <= size <= MAX_SCREEN_SIZE:

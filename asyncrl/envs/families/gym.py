@@ -136,10 +136,9 @@ def check_available(env: Any) -> None:
         raise UserError(f"env.frame_skip={env.frame_skip}: must be at least 1")
     if env.max_episode_steps is not None and env.max_episode_steps < 1:
         raise UserError(f"env.max_episode_steps={env.max_episode_steps}: must be >= 1")
-    observation, _, _ = _described(env)
-    if observation == "image":
-        check_screen_size(env.screen_size)
-        check_frame_stack(env.frame_stack)
+    # checked for vector observations too, where they go unread: a bad value is a typo
+    check_screen_size(env.screen_size)
+    check_frame_stack(env.frame_stack)
 
 
 def episode_step_limit(env: Any) -> int | None:

@@ -7,7 +7,12 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from asyncrl.envs.family import DomainDefaults, Family, check_screen_size
+from asyncrl.envs.family import (
+    DomainDefaults,
+    Family,
+    check_episode_seconds,
+    check_screen_size,
+)
 from asyncrl.errors import UserError
 
 MAZE_MAX_SIZE = 101  # cells a side; labmaze takes 32-bit sizes, the paper's mazes are smaller
@@ -59,10 +64,15 @@ def check(env: Any) -> None:
     if not 0 <= env.apples_per_room <= MAZE_MAX_SIZE**2:
         raise UserError(f"env.apples_per_room={env.apples_per_room}: must lie in "
                         f"[0, {MAZE_MAX_SIZE**2}]")
-    if env.frame_skip < 1 or env.fps < 1 or not env.episode_seconds > 0:
-        raise UserError("env.frame_skip and env.fps must be >= 1, env.episode_seconds > 0")
+    if env.frame_skip < 1 or env.fps < 1:
+        raise UserError("env.frame_skip and env.fps must be >= 1")
+    check_episode_seconds("env.episode_seconds", env.episode_seconds, env.fps / env.frame_skip)
     if not env.eval_seeds:
         raise UserError(f"maze level '{env.level}' names no env.eval_seeds")
+    for seed in env.eval_seeds:
+        if not 0 <= seed < 2**32:
+            raise UserError(f"env.eval_seeds: {seed} is not a maze seed; each must lie in "
+                            "[0, 2**32)")
     check_screen_size(env.screen_size)
 
 
