@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -57,3 +58,18 @@ def run_cli(args: Sequence[str], cwd: Path, timeout: float = 300,
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     return tmp_path
+
+
+def actions_the_simulator_receives(env) -> list:
+    """A list that collects a copy of each action the innermost environment's step gets,
+    past every wrapper (the clip among them)."""
+    received: list = []
+    simulator = env.unwrapped
+    step = simulator.step
+
+    def recording_step(action):
+        received.append(np.array(action))
+        return step(action)
+
+    simulator.step = recording_step
+    return received

@@ -19,7 +19,7 @@ from asyncrl.envs.families.gym import FAMILY as GYM
 from asyncrl.errors import UserError
 from asyncrl.run.blindness import BLIND_READINGS
 from tests import gym_test_envs
-from tests.conftest import QUICK, REPO, compose, run_cli
+from tests.conftest import QUICK, REPO, actions_the_simulator_receives, compose, run_cli
 
 TINY = "tests.gym_test_envs:TinyImage-v0"
 # the checker is meant for the wrapped environment here, and says it would rather not be
@@ -56,10 +56,7 @@ def test_box_actions_are_continuous_and_clipped_for_the_simulator_only():
     env.reset(seed=0)
     # a torque far past the bound of 2 is clipped, not refused; Pendulum clips it again
     # itself, so what is checked is the action its step receives
-    received = []
-    simulator = env.unwrapped
-    step = simulator.step
-    simulator.step = lambda action: (received.append(np.array(action)), step(action))[1]
+    received = actions_the_simulator_receives(env)
     sample = np.array([50.0], dtype=np.float32)
     _, reward, *_ = env.step(sample)
     assert np.isfinite(reward)

@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 from asyncrl.config.checks import validate
 from asyncrl.envs import make_env
-from tests.conftest import CONF, cli_env, compose
+from tests.conftest import CONF, actions_the_simulator_receives, cli_env, compose
 
 TASKS = sorted(p.stem for p in (CONF / "env" / "mujoco").glob("*.yaml")
                if not p.name.startswith("_"))
@@ -58,10 +58,7 @@ def test_out_of_bounds_actions_reach_the_simulator_clipped():
     cfg = compose("env=mujoco/inverted_pendulum")
     env = make_env(cfg.env)
     env.reset(seed=1)
-    received = []
-    simulator = env.unwrapped
-    step = simulator.step
-    simulator.step = lambda action: (received.append(np.array(action)), step(action))[1]
+    received = actions_the_simulator_receives(env)
     sample = np.array([50.0], np.float32)
     env.step(sample)
     env.step(np.array([-7.0], np.float32))
