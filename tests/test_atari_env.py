@@ -41,15 +41,21 @@ def test_same_seed_same_episode_different_seed_differs():
 
 
 class RecordingALE:
-    """The environment's emulator, with a copy of each grey screen it hands out."""
+    """The environment's emulator, with a copy of each grey screen it hands out and the
+    number of frames emulated before it."""
 
     def __init__(self, ale):
         self._ale = ale
+        self.frames = 0
         self.screens = []
+
+    def act(self, action):
+        self.frames += 1
+        return self._ale.act(action)
 
     def getScreenGrayscale(self, out):  # noqa: N802 (ALE's name)
         self._ale.getScreenGrayscale(out)
-        self.screens.append(out.copy())
+        self.screens.append((self.frames, out.copy()))
 
     def __getattr__(self, name):
         return getattr(self._ale, name)
@@ -61,9 +67,10 @@ def test_max_pools_the_last_two_frames():
     env.ale = recorder = RecordingALE(env.ale)
     pooled_differs = 0
     for t in range(120):
-        recorder.screens.clear()
+        recorder.frames, recorder.screens = 0, []
         obs, *_ = env.step(t % env.action_space.n)
-        third, fourth = recorder.screens  # frames 3 and 4 of the step's four
+        (after_third, third), (after_fourth, fourth) = recorder.screens
+        assert (after_third, after_fourth) == (3, 4)  # the step's last two of four frames
         pooled = cv2.resize(np.maximum(third, fourth), (84, 84), interpolation=cv2.INTER_LINEAR)
         assert np.array_equal(obs[-1], pooled)
         # steps where pooling shows on the observation: the last frame alone would differ

@@ -369,6 +369,8 @@ def test_the_four_settings_compose_with_their_cars_and_opponents():
     (["env.laps=0"], "env.laps"),
     (["env.max_episode_seconds=inf"], "env.max_episode_seconds=inf"),
     (["env.max_episode_seconds=-3"], "env.max_episode_seconds=-3"),
+    (["env.max_episode_seconds=inf", "algo.episode_updates=true"], "env.max_episode_seconds=inf"),
+    (["env.frame_skip=0", "algo.episode_updates=true"], "env.frame_skip must be >= 1"),
     (["env.steer_levels=[2.0]"], "[-1, 1]"),
     (["env.opponents=[bt]"], "module/index"),
     (["algo=nstep_q", "network=gaussian"], "one Q-value per discrete action"),

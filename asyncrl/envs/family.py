@@ -42,12 +42,12 @@ def check_frame_stack(stack: int) -> None:
 MAX_EPISODE_STEPS = 10**8
 
 
-def check_episode_seconds(key: str, seconds: float, steps_per_second: float) -> None:
-    """An episode's clock in seconds: from one agent step to ``MAX_EPISODE_STEPS``."""
-    steps = seconds * steps_per_second
+def check_episode_steps(keys: str, steps: float) -> None:
+    """An episode's clock, ``steps`` agent steps as ``keys`` (their values, for the message)
+    give it: from 1 to ``MAX_EPISODE_STEPS``."""
     if not 1 <= steps <= MAX_EPISODE_STEPS:  # NaN and inf fail here too
-        raise UserError(f"{key}={seconds}: an episode must last from 1 to "
-                        f"{MAX_EPISODE_STEPS:,} steps ({steps_per_second:g} steps a second)")
+        raise UserError(f"{keys}: an episode must last from 1 to {MAX_EPISODE_STEPS:,} agent "
+                        f"steps; these give {steps:.3g}")
 
 
 def check_screen_size(size: int) -> None:
@@ -99,9 +99,9 @@ class Family:
     # how a one-line error names the environment; None: by its label
     describe: Callable[[Any], str] | None = None
     # raise UserError for what the user can fix. ``check_available`` runs before the checks
-    # of combinations (an unknown id must be named before its action space is asked for);
-    # ``check`` runs after them (a missing simulator must not hide a mistake on the command
-    # line)
+    # of combinations (an unknown id must be named before its action space is asked for, an
+    # episode's clock before its length is read); ``check`` runs after them (a missing
+    # simulator must not hide a mistake on the command line)
     check: Callable[[Any], None] = _nothing
     check_available: Callable[[Any], None] = _nothing
     # the network chooses discrete or continuous actions (TORCS drives either way)

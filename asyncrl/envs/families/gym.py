@@ -136,6 +136,7 @@ def check_available(env: Any) -> None:
         raise UserError(f"env.frame_skip={env.frame_skip}: must be at least 1")
     if env.max_episode_steps is not None and env.max_episode_steps < 1:
         raise UserError(f"env.max_episode_steps={env.max_episode_steps}: must be >= 1")
+    _described(env)  # an unknown id or a missing package, named before anything else
     # checked for vector observations too, where they go unread: a bad value is a typo
     check_screen_size(env.screen_size)
     check_frame_stack(env.frame_stack)

@@ -10,12 +10,14 @@ from omegaconf import MISSING
 from asyncrl.envs.family import (
     DomainDefaults,
     Family,
-    check_episode_seconds,
+    check_episode_steps,
     check_screen_size,
 )
 from asyncrl.errors import UserError
 
 MAZE_MAX_SIZE = 101  # cells a side; labmaze takes 32-bit sizes, the paper's mazes are smaller
+# the seeds labmaze tells apart: a maze's seed is taken modulo this, and training draws below it
+MAZE_SEEDS = 2**31 - 1
 
 
 @dataclass
@@ -64,16 +66,22 @@ def check(env: Any) -> None:
     if not 0 <= env.apples_per_room <= MAZE_MAX_SIZE**2:
         raise UserError(f"env.apples_per_room={env.apples_per_room}: must lie in "
                         f"[0, {MAZE_MAX_SIZE**2}]")
-    if env.frame_skip < 1 or env.fps < 1:
-        raise UserError("env.frame_skip and env.fps must be >= 1")
-    check_episode_seconds("env.episode_seconds", env.episode_seconds, env.fps / env.frame_skip)
     if not env.eval_seeds:
         raise UserError(f"maze level '{env.level}' names no env.eval_seeds")
     for seed in env.eval_seeds:
-        if not 0 <= seed < 2**32:
+        if not 0 <= seed < MAZE_SEEDS:
             raise UserError(f"env.eval_seeds: {seed} is not a maze seed; each must lie in "
-                            "[0, 2**32)")
+                            f"[0, {MAZE_SEEDS:,})")
     check_screen_size(env.screen_size)
+
+
+def check_clock(env: Any) -> None:
+    """The episode's length, which the checks of combinations read (algo.episode_updates)."""
+    if env.frame_skip < 1 or env.fps < 1:
+        raise UserError("env.frame_skip and env.fps must be >= 1")
+    check_episode_steps(f"env.episode_seconds={env.episode_seconds}, env.fps={env.fps} and "
+                        f"env.frame_skip={env.frame_skip}",
+                        env.episode_seconds * env.fps / env.frame_skip)
 
 
 FAMILY = Family(
@@ -82,5 +90,5 @@ FAMILY = Family(
     observes_images=lambda env: True,
     continuous_actions=lambda env: False,
     episode_step_limit=lambda env: int(round(env.episode_seconds * env.fps / env.frame_skip)),
-    check=check,
+    check=check, check_available=check_clock,
 )

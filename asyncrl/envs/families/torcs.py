@@ -46,6 +46,12 @@ def check(env: Any) -> None:
     validate_torcs(env)
 
 
+def check_clock(env: Any) -> None:
+    from asyncrl.envs.torcs.settings import check_clock as check_torcs_clock
+
+    check_torcs_clock(env)
+
+
 def episode_step_limit(env: Any) -> int | None:
     from asyncrl.envs.torcs.controls import episode_step_limit as limit
 
@@ -58,5 +64,5 @@ FAMILY = Family(
     observes_images=lambda env: True,
     continuous_actions=lambda env: bool(env.policy_network == "gaussian"),
     episode_step_limit=episode_step_limit,
-    check=check, network_picks_actions=True,
+    check=check, check_available=check_clock, network_picks_actions=True,
 )

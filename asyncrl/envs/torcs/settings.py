@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asyncrl.envs.family import check_episode_seconds, check_screen_size
+from asyncrl.envs.family import check_episode_steps, check_screen_size
 from asyncrl.envs.torcs.controls import DRIVER_HZ
 from asyncrl.envs.torcs.paths import DATA_DIR, require_torcs
 from asyncrl.envs.torcs.race import Opponent, RaceSpec
@@ -17,12 +17,19 @@ def race_spec(env: Any) -> RaceSpec:
                     opponents=tuple(env.opponents), laps=int(env.laps))
 
 
+def check_clock(env: Any) -> None:
+    """The episode's length, which the checks of combinations read (algo.episode_updates)."""
+    if env.frame_skip < 1:
+        raise UserError("env.frame_skip must be >= 1")
+    check_episode_steps(f"env.max_episode_seconds={env.max_episode_seconds} and "
+                        f"env.frame_skip={env.frame_skip}",
+                        env.max_episode_seconds * DRIVER_HZ / env.frame_skip)
+
+
 def validate_torcs(env: Any) -> None:
     """Refuse impossible settings first, then a missing TORCS, then names TORCS lacks."""
-    if env.laps < 1 or env.frame_skip < 1:
-        raise UserError("env.laps and env.frame_skip must be >= 1")
-    check_episode_seconds("env.max_episode_seconds", env.max_episode_seconds,
-                          DRIVER_HZ / env.frame_skip)
+    if env.laps < 1:
+        raise UserError("env.laps must be >= 1")
     check_screen_size(env.screen_size)
     if not env.steer_levels or not env.pedal_levels:
         raise UserError("env.steer_levels and env.pedal_levels must each name at least one value")
