@@ -28,7 +28,7 @@ Choose (GROUP=OPTION):
                a3c_batched_t20 (the same with t_max 20, lr 2e-3, g from 0.1; Pong only)
                a3c_batched_background (a3c_batched, torso orthogonal, background at 0)
                a3c_batched_t20_background (a3c_batched_t20 with the same two keys)
-               nstep_q_batched (n-step Q, k=16, RMSProp eps 1e-3, g from 0.1; Pong only)
+               nstep_q_batched (n-step Q, k=16, RMSProp eps 1e-3, g from 0.1; chosen on Pong)
 
 Keys set most often (defaults in brackets):
   workers=N        actor-learner processes [the cores this process may use]
