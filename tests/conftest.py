@@ -26,8 +26,8 @@ torch.set_num_threads(1)
 
 # every algorithm conf/algo offers, A3C first, then the value-based ones (a Q head): read
 # from the configs, so that a new algorithm joins each test that loops over them
-_ALGO_NAMES = sorted(p.stem for p in (CONF / "algo").glob("*.yaml") if not p.stem.startswith("_"))
-ALGOS = tuple(sorted(_ALGO_NAMES, key=lambda name: name != "a3c"))
+ALGOS = tuple(sorted((p.stem for p in (CONF / "algo").glob("*.yaml") if p.stem[0] != "_"),
+                     key=lambda name: (name != "a3c", name)))
 VALUE_BASED = tuple(name for name in ALGOS if algorithm_class(name).head == "q")
 
 # small, fast settings for end-to-end runs: no console panel, frequent flushes

@@ -331,11 +331,16 @@ def _help_choices(usage: str) -> dict[str, str]:
     return groups
 
 
+def _unglossed_lines(text: str) -> list[str]:
+    """A group's lines without their glosses in parentheses, which may wrap."""
+    return re.sub(r"\([^)]*\)", "", text).splitlines()
+
+
 def _named_options(text: str) -> set[str]:
     """The option names in a group's text: each comma-separated name, its gloss in
     parentheses or after a colon left out."""
     names = set()
-    for line in re.sub(r"\([^)]*\)", "", text).splitlines():  # a gloss may wrap
+    for line in _unglossed_lines(text):
         line = line.split(":", 1)[0]
         names |= {chunk.strip() for chunk in line.split(",") if chunk.strip()}
     return names
@@ -345,7 +350,7 @@ def _named_envs(text: str) -> set[str]:
     """conf/env paths the env group's text names: atari/pong, maze/small|medium|large (three),
     torcs/slow_car|fast_car[_bots] (four), atari/GAME (any file of a folder), gym."""
     paths = set()
-    for line in re.sub(r"\([^)]*\)", "", text).splitlines():  # a gloss may wrap
+    for line in _unglossed_lines(text):
         for chunk in line.split(","):
             words = chunk.split()
             if not words:

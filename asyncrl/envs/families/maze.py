@@ -75,13 +75,17 @@ def check(env: Any) -> None:
     check_screen_size(env.screen_size)
 
 
+def _episode_steps(env: Any) -> float:
+    """Agent steps in an episode's ``episode_seconds`` of game time (a fraction)."""
+    return env.episode_seconds * env.fps / env.frame_skip
+
+
 def check_clock(env: Any) -> None:
     """The episode's length, which the checks of combinations read (algo.episode_updates)."""
     if env.frame_skip < 1 or env.fps < 1:
         raise UserError("env.frame_skip and env.fps must be >= 1")
     check_episode_steps(f"env.episode_seconds={env.episode_seconds}, env.fps={env.fps} and "
-                        f"env.frame_skip={env.frame_skip}",
-                        env.episode_seconds * env.fps / env.frame_skip)
+                        f"env.frame_skip={env.frame_skip}", _episode_steps(env))
 
 
 FAMILY = Family(
@@ -89,6 +93,6 @@ FAMILY = Family(
     label=lambda env: f"maze/{env.level}",
     observes_images=lambda env: True,
     continuous_actions=lambda env: False,
-    episode_step_limit=lambda env: int(round(env.episode_seconds * env.fps / env.frame_skip)),
+    episode_step_limit=lambda env: int(round(_episode_steps(env))),
     check=check, check_available=check_clock,
 )

@@ -76,7 +76,12 @@ class StuckClock:
         return self.slow_for >= self.patience
 
 
-def episode_step_limit(max_episode_seconds: float, frame_skip: int) -> int:
+def race_steps(max_episode_seconds: float, frame_skip: int) -> float:
     """Agent steps in ``max_episode_seconds`` of race time, each held for ``frame_skip``
-    driver calls."""
-    return int(math.ceil(max_episode_seconds * DRIVER_HZ / frame_skip))
+    driver calls (a fraction, and inf or NaN as the seconds are, for the config's check)."""
+    return max_episode_seconds * DRIVER_HZ / frame_skip
+
+
+def episode_step_limit(max_episode_seconds: float, frame_skip: int) -> int:
+    """The whole agent steps of ``race_steps``, the last one cut short."""
+    return int(math.ceil(race_steps(max_episode_seconds, frame_skip)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from asyncrl.envs.family import check_episode_steps, check_screen_size
-from asyncrl.envs.torcs.controls import DRIVER_HZ
+from asyncrl.envs.torcs.controls import race_steps
 from asyncrl.envs.torcs.paths import DATA_DIR, require_torcs
 from asyncrl.envs.torcs.race import Opponent, RaceSpec
 from asyncrl.errors import UserError
@@ -23,7 +23,7 @@ def check_clock(env: Any) -> None:
         raise UserError("env.frame_skip must be >= 1")
     check_episode_steps(f"env.max_episode_seconds={env.max_episode_seconds} and "
                         f"env.frame_skip={env.frame_skip}",
-                        env.max_episode_seconds * DRIVER_HZ / env.frame_skip)
+                        race_steps(env.max_episode_seconds, env.frame_skip))
 
 
 def validate_torcs(env: Any) -> None:
