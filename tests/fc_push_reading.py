@@ -7,7 +7,7 @@ segments, and for each unit the mean over its inputs of the descent step. Those 
 ReLU outputs, never negative, so a unit whose weights all lose together goes dark; the
 "consistency" says how far a unit's push keeps its sign from segment to segment (1: always,
 near 0: it cancels), which is what RMSProp's per-element steps then add up. It also prints
-V(s) and the n-step returns on the segments. docs/learning.md ("The t_max 20 preset on
+V(s) and the n-step returns on the segments. docs/notes/ ("The t_max 20 preset on
 Breakout, ...") quotes its output; asyncrl itself does not run it.
 """
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-GROUPS = ("algo", "network", "optimizer", "env")
+GROUPS = ("algo", "network", "optimizer", "env", "setting")
 # small, quick, quiet: each accepted command line trains a few hundred frames
 BASE = ["total_frames=300", "eval.episodes=0", "log.progress=false", "log.tensorboard=false",
         "log.interval_seconds=0.2"]
@@ -118,7 +118,9 @@ def keys_of(choice: tuple[str, ...]) -> list[tuple[str, str]]:
     """Every leaf key of the config these overrides compose, with its type's name."""
     from asyncrl.config.compose import compose_config
 
-    cfg = compose_config(list(choice))
+    # the keys an option has, over the base groups: a setting's layer sets values, not keys,
+    # and may set keys that some options lack (conf/domain), which is its own refusal
+    cfg = compose_config([*(c for c in choice if not c.startswith("setting=")), "setting=base"])
     found: list[tuple[str, str]] = []
 
     def walk(node: Any, prefix: str) -> None:

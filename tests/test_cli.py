@@ -38,7 +38,8 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 def test_two_workers_write_everything_a_run_leaves(workdir):
     run_dir = workdir / "run"
-    result = run_cli([*SHORT_PONG, "total_frames=8000", "eval.episodes=1",
+    # one environment a worker, so that each plays whole episodes in 8,000 frames
+    result = run_cli([*SHORT_PONG, "total_frames=8000", "eval.episodes=1", "envs_per_worker=1",
                       "eval.interval_frames=4000", f"hydra.run.dir={run_dir}"], workdir)
     assert result.returncode == 0, result.stderr
     for name in ("config.yaml", "episodes.csv", "updates.csv", "eval.csv",
@@ -370,8 +371,9 @@ def test_help_is_the_apps_own_and_names_only_options_that_exist(workdir):
     assert result.returncode == 0 and result.stdout == USAGE
     assert "_common" not in USAGE and "schema" not in USAGE
     choices = _help_choices(USAGE)
-    assert set(choices) == {"algo", "network", "optimizer", "env", "sweep", "experiment"}
-    for group in ("algo", "network", "optimizer", "sweep", "experiment"):
+    assert set(choices) == {"algo", "network", "optimizer", "env", "setting", "sweep",
+                            "experiment"}
+    for group in ("algo", "network", "optimizer", "setting", "sweep", "experiment"):
         options = {p.stem for p in (CONF / group).glob("*.yaml") if not p.stem.startswith("_")}
         assert _named_options(choices[group]) == options, f"--help's {group}= choices"
     envs = _named_envs(choices["env"])
@@ -393,7 +395,8 @@ def test_help_is_the_apps_own_and_names_only_options_that_exist(workdir):
 
 
 @pytest.mark.parametrize(("overrides", "frames_said", "lr_said", "lr"), [
-    ([], "40_000_000", "7e-3 on Atari", 7e-3),
+    ([], "40_000_000", "A3C: 3e-3 on Atari", 3e-3),
+    (["setting=paper"], "40_000_000", "or base: 7e-3 on Atari", 7e-3),
     (["env=classic/cartpole"], "classic/cartpole 150_000", "1.5e-3 on classic/cartpole", 1.5e-3),
     (["env=mujoco/hopper"], "40_000_000", "else 7e-4", 7e-4),
     (["algo=nstep_q"], "40_000_000", "value-based methods: 7e-4", 7e-4),

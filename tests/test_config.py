@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 from asyncrl.algos import algorithm_class
 from asyncrl.config.checks import validate
 from asyncrl.config.compose import compose_config
+from asyncrl.config.machine import usable_cpus
 from asyncrl.config.schemas import SCHEMAS
 from asyncrl.envs import make_env
 from asyncrl.envs.atari import known_games
@@ -44,13 +45,34 @@ def test_every_env_composes_and_builds_a_model_and_optimizer(env):
     assert build_optimizer(cfg.optimizer, model.parameters()).params
 
 
+@pytest.mark.parametrize("setting", ["base", "paper", "tuned"])
 @pytest.mark.parametrize("group", ["algo", "network", "optimizer"])
-def test_every_option_of_the_other_groups_composes(group):
+def test_every_option_of_the_other_groups_composes(group, setting):
     found = options(group)
     assert found, f"conf/{group} is empty"
+    # the layers set keys of RMSProp and of the image networks: with the options that lack
+    # them, a setting's layer is refused in one line that names it (the next test)
+    lacking = {"tuned": {"gaussian", "momentum_sgd"}, "paper": {"gaussian"}}.get(setting, set())
     for option in found:
-        cfg = compose(f"{group}={option}")
+        if option in lacking:
+            continue
+        cfg = compose(f"{group}={option}", f"setting={setting}")
         assert getattr(cfg, group).name == Path(option).name
+
+
+@pytest.mark.parametrize(("overrides", "said"), [
+    (["optimizer=momentum_sgd"], "optimizer.eps is not a key of optimizer=momentum_sgd: "
+     "momentum SGD keeps no squared-gradient statistics; conf/domain/tuned/atari/a3c.yaml sets "
+     "it for setting=tuned: add setting=base (or setting=paper) to leave it out"),
+    # where the same command over the base groups is refused, that is what is said
+    (["network=gaussian", "setting=paper"], "network=gaussian draws continuous actions, but "
+     "pong has discrete ones"),
+    (["network=gaussian"], "network=gaussian draws continuous actions"),
+])
+def test_a_layer_key_the_option_lacks_is_refused_naming_the_layer(overrides, said):
+    with pytest.raises(UserError) as refused:
+        compose_config(overrides, as_object=True)
+    assert said in str(refused.value) and "\n" not in str(refused.value)
 
 
 def test_one_config_per_paper_game_and_each_names_a_real_rom():
@@ -66,34 +88,67 @@ def test_any_ale_game_by_id():
     assert cfg.env.game == "galaxian"
 
 
-def test_defaults_follow_the_paper():
-    cfg = compose()
+TUNED_ATARI_A3C_LR = 3e-3  # conf/domain/tuned/atari/a3c.yaml (docs/results.md)
+
+
+@pytest.mark.parametrize("switch", [["+experiment=paper"], ["setting=paper"]])
+def test_the_paper_setting_holds_each_value_the_paper_states(switch):
+    # Supp. 8, "Experimental Setup", and Algorithms S2 and S3
+    cfg = compose(*switch)
     assert (cfg.algo.name, cfg.env.game, cfg.network.name, cfg.optimizer.name) == (
-        "a3c", "pong", "ff", "shared_rmsprop")
+        "a3c", "pong", "ff", "shared_rmsprop")  # shared RMSProp; the Atari 2013 network
+    assert (cfg.network.conv, cfg.network.hidden) == ("paper", 256)  # 16 8x8/4, 32 4x4/2, 256
     assert (cfg.algo.t_max, cfg.algo.gamma, cfg.algo.entropy_beta) == (5, 0.99, 0.01)
+    assert cfg.algo.value_loss_coef == 1.0  # Algorithm S3: ∂(R − V)²/∂θv, unweighted
+    assert cfg.envs_per_worker == 1 and cfg.workers == min(16, usable_cpus())  # 16 threads
+    assert cfg.network.centre_input is False  # the DQN input, without centring
     assert (cfg.optimizer.alpha, cfg.env.frame_skip, cfg.env.frame_stack) == (0.99, 4, 4)
     assert cfg.env.noop_max == 30 and cfg.env.repeat_action_probability == 0.0
-    assert cfg.workers >= 1
+    # what the paper leaves open, with the value the setting uses (conf/setting/paper.yaml)
+    assert (cfg.lr, cfg.optimizer.eps, cfg.network.torso_init) == (7e-3, 0.1, "lecun_bias")
+    q = compose(*switch, "algo=nstep_q")
+    assert (q.algo.t_max, q.algo.target_update_frames, q.envs_per_worker) == (5, 40_000, 1)
+    assert (list(q.algo.epsilon_finals), list(q.algo.epsilon_probabilities)) == (
+        [0.1, 0.01, 0.5], [0.4, 0.3, 0.3])
+    assert q.algo.epsilon_anneal_frames == 4_000_000 and q.network.centre_input is False
+    # the other domains: Algorithm S3's loss, the MuJoCo entropy weight and whole episodes
+    hopper = compose(*switch, "env=mujoco/hopper")
+    assert (hopper.algo.value_loss_coef, hopper.algo.entropy_beta) == (1.0, 1e-4)
+    assert hopper.algo.episode_updates is True and hopper.envs_per_worker == 1
 
 
-def test_defaults_the_paper_leaves_open_are_the_measured_ones():
-    # docs/learning.md, "Pong, A3C-FF: the probe and the defaults it chose"
+def test_the_default_on_atari_is_the_tuned_layer_and_the_rest_keep_their_defaults():
     cfg = compose()
-    assert (cfg.lr, cfg.algo.value_loss_coef) == (7e-3, 0.25)
-    assert (cfg.network.policy_init_scale, cfg.network.centre_input) == (1.0, True)
-    assert cfg.optimizer.eps == 0.1
-    # A3C's lr on Atari only: the probes say nothing of other domains, and n-step Q on Pong
-    # stayed flat with it
-    assert compose("env=maze/small").lr == 7e-4
+    assert (cfg.envs_per_worker, cfg.algo.t_max, cfg.lr) == (16, 20, TUNED_ATARI_A3C_LR)
+    assert (cfg.optimizer.eps, cfg.optimizer.initial_square_avg) == (1e-3, 0.1)
+    assert (cfg.network.torso_init, cfg.network.centre_on) == ("orthogonal", "background")
+    assert (cfg.algo.value_loss_coef, cfg.network.centre_input) == (0.25, True)
+    # one lr for every game (no game's own)
+    assert {compose(f"env=atari/{g}").lr for g in ("breakout", "space_invaders", "alien")} == {
+        TUNED_ATARI_A3C_LR}
+    # no layer for the value-based methods or the other families: their defaults stay
+    assert compose("algo=nstep_q").lr == compose("algo=one_step_q").lr == 7e-4
+    assert compose("algo=nstep_q").envs_per_worker == 1
+    maze = compose("env=maze/small")
+    assert (maze.lr, maze.envs_per_worker, maze.algo.t_max) == (7e-4, 1, 5)
     assert compose("env=mujoco/hopper").total_frames == compose().total_frames == 40_000_000
     assert compose("total_frames=1000").total_frames == 1000
-    assert compose("algo=nstep_q").lr == compose("algo=one_step_q").lr == 7e-4
     assert compose("lr=1e-3").lr == 1e-3
-    assert compose("env.a3c_default_lr=2e-3").lr == 2e-3
+
+
+def test_setting_base_gives_the_defaults_of_before_the_layers():
+    # CHANGELOG.md, 2026-12-07: the old default, one switch away
+    cfg = compose("setting=base")
+    assert (cfg.envs_per_worker, cfg.algo.t_max, cfg.lr, cfg.algo.value_loss_coef) == (
+        1, 5, 7e-3, 0.25)
+    assert (cfg.network.centre_input, cfg.network.centre_on, cfg.network.torso_init) == (
+        True, "mean", "lecun_bias")
+    assert (cfg.optimizer.eps, cfg.optimizer.initial_square_avg) == (0.1, 0.0)
+    assert compose("setting=base", "env.a3c_default_lr=2e-3").lr == 2e-3
 
 
 def test_cartpoles_defaults_are_the_measured_quick_start():
-    # docs/learning.md, "CartPole-v1, A3C, 2 workers: the defaults"
+    # docs/notes/, "CartPole-v1, A3C, 2 workers: the defaults"
     cfg = compose("env=classic/cartpole")
     assert (cfg.total_frames, cfg.lr, cfg.algo.entropy_beta, cfg.algo.gamma) == (
         150_000, 1.5e-3, 0.0, 0.99)
@@ -101,7 +156,8 @@ def test_cartpoles_defaults_are_the_measured_quick_start():
 
 
 def test_the_settings_of_before_stay_reachable_by_override():
-    cfg = compose("lr=7e-4", "algo.value_loss_coef=0.5", "network.policy_init_scale=0.01",
+    cfg = compose("setting=base", "lr=7e-4", "algo.value_loss_coef=0.5",
+                  "network.policy_init_scale=0.01",
                   "network.centre_input=false")
     validate(cfg)
     assert (cfg.lr, cfg.algo.value_loss_coef, cfg.network.policy_init_scale,
@@ -147,7 +203,6 @@ def test_composition_errors_are_one_line(overrides, fragment):
     (["seed=4294967296"], "seed=4294967296"),
     (["lr=inf"], "lr=inf"),
     # unused by this run's lr (given), still a mistake
-    (["lr=1e-3", "env.a3c_t20_background_lr=-1"], "env.a3c_t20_background_lr=-1.0"),
     (["lr=1e-3", "env.a3c_default_lr=2"], "env.a3c_default_lr=2.0"),
     (["algo=nstep_q", "env.a3c_entropy_beta=5"], "env.a3c_entropy_beta=5.0"),
     (["eval.interval_frames=0"], "eval.interval_frames=0"),
@@ -158,7 +213,8 @@ def test_composition_errors_are_one_line(overrides, fragment):
     (["log.interval_seconds=-1"], "log.interval_seconds=-1"),
     (["optimizer.eps=0"], "optimizer.eps=0"),
     (["optimizer.alpha=1"], "optimizer.alpha=1"),
-    (["optimizer=momentum_sgd", "optimizer.momentum=-0.1"], "optimizer.momentum=-0.1"),
+    (["setting=base", "optimizer=momentum_sgd", "optimizer.momentum=-0.1"],
+     "optimizer.momentum=-0.1"),
     (["optimizer.initial_square_avg=-1"], "optimizer.initial_square_avg=-1"),
     (["algo.entropy_beta=-0.01"], "algo.entropy_beta=-0.01"),
     (["algo.max_grad_norm=0"], "algo.max_grad_norm=0"),
@@ -356,7 +412,7 @@ def test_each_algorithm_class_declares_the_schema_and_facts_the_config_uses():
 
 
 def test_the_20_step_batched_preset_sets_its_five_keys_and_nothing_else():
-    plain, preset = compose(), compose("+experiment=a3c_batched_t20")
+    plain, preset = compose("setting=base"), compose("+experiment=a3c_batched_t20")
     assert (preset.envs_per_worker, preset.lr, preset.algo.t_max) == (16, 2e-3, 20)
     assert (preset.optimizer.eps, preset.optimizer.initial_square_avg) == (1e-3, 0.1)
     assert (plain.algo.t_max, plain.optimizer.initial_square_avg) == (5, 0.0)
@@ -374,11 +430,11 @@ def test_the_batched_nstep_q_preset_is_the_paper_s_nstep_q_with_four_keys():
     assert preset.network == plain.network and preset.total_frames == plain.total_frames
     spelled = compose("algo=nstep_q", "envs_per_worker=16", "lr=1e-3", "optimizer.eps=1e-3",
                       "optimizer.initial_square_avg=0.1")
-    assert preset == spelled  # the command docs/learning.md measured
+    assert preset == spelled  # the command docs/notes/ measured
 
 
 def test_the_batched_a3c_preset_sets_k_eps_and_lr_and_nothing_else():
-    plain, preset = compose(), compose("+experiment=a3c_batched")
+    plain, preset = compose("setting=base"), compose("+experiment=a3c_batched")
     assert (preset.envs_per_worker, preset.lr, preset.optimizer.eps) == (16, 1e-3, 1e-3)
     assert (plain.envs_per_worker, plain.optimizer.eps) == (1, 0.1)
     assert preset.algo == plain.algo and preset.network == plain.network
@@ -394,17 +450,19 @@ def test_the_background_preset_is_the_batched_preset_with_two_network_keys():
     assert preset == batched
 
 
-@pytest.mark.parametrize(("game", "lr"),
-                         [("breakout", 2e-3), ("pong", 3e-3), ("space_invaders", 3e-3)])
-def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys_and_the_games_lr(
-        game, lr):
+@pytest.mark.parametrize("game", ["breakout", "pong", "space_invaders"])
+def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys_and_the_default(
+        game):
     t20 = compose("+experiment=a3c_batched_t20", f"env=atari/{game}")
     preset = compose("+experiment=a3c_batched_t20_background", f"env=atari/{game}")
     assert (preset.network.torso_init, preset.network.centre_on) == ("orthogonal", "background")
-    assert (preset.algo.t_max, preset.lr, preset.envs_per_worker) == (20, lr, 16)
-    assert t20.lr == 2e-3 and t20.env.a3c_t20_background_lr == lr  # read by this preset alone
+    assert (preset.algo.t_max, preset.lr, preset.envs_per_worker) == (20, TUNED_ATARI_A3C_LR, 16)
+    default = compose(f"env=atari/{game}")  # the tuned Atari A3C setting, as keys
+    assert preset.lr == default.lr
+    preset.algo.default_lr = default.algo.default_lr  # the preset gives lr itself
+    assert preset == default
     preset.network.torso_init, preset.network.centre_on = "lecun_bias", "mean"
-    preset.lr = t20.lr
+    preset.lr, preset.algo.default_lr = t20.lr, t20.algo.default_lr
     assert preset == t20
     # a given lr still wins over the game's
     given = compose("+experiment=a3c_batched_t20_background", f"env=atari/{game}", "lr=1e-3")

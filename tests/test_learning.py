@@ -49,7 +49,7 @@ def assert_atari_run_reaches(workdir, settings: list[str], frames: int, threshol
 
 
 def test_a3c_learns_cartpole_with_the_defaults(workdir):
-    # measured (docs/learning.md): 500 over the last 20 episodes for seeds 1-5, ~45 s
+    # measured (docs/notes/): 500 over the last 20 episodes for seeds 1-5, ~45 s
     played = train(workdir, [*QUICK_START, "log.tensorboard=false"], 600)
     first, last = played[:20], played[-20:]
     assert sum(first) / 20 < 40  # a random policy balances ~22 steps
@@ -82,7 +82,7 @@ def test_value_based_method_learns_cartpole(workdir, algo):
 
 @pytest.mark.slow
 def test_a3c_gaussian_learns_inverted_pendulum(workdir):
-    # measured (docs/learning.md): the mean episode passes 400 by 125k frames, 1000 by 200k
+    # measured (docs/notes/): the mean episode passes 400 by 125k frames, 1000 by 200k
     played = train(workdir, ["env=mujoco/inverted_pendulum", "workers=2", "total_frames=150000",
                              "log.tensorboard=false", *QUICK], 1200)
     first, last = played[:20], played[-20:]
@@ -90,7 +90,7 @@ def test_a3c_gaussian_learns_inverted_pendulum(workdir):
     assert sum(last) / 20 >= 200, f"mean of the last 20 episodes: {sum(last) / 20:.1f}"
 
 
-# Measured (docs/learning.md): with the defaults of before (policy layer x0.01, uncentred
+# Measured (docs/notes/): with the defaults of before (policy layer x0.01, uncentred
 # input, value weight 0.5) the training mean sat at -20.2 for 7M frames; in the first 10M
 # frames of today's main job the episodes between 4M and 5M averaged -12.2 (and the last 20
 # before 10M +19.6).
@@ -105,7 +105,7 @@ def test_a3c_ff_leaves_the_flat_start_on_pong(workdir):
     assert_atari_run_reaches(workdir, ["env=atari/pong"], PONG_FRAMES, PONG_THRESHOLD, 3600)
 
 
-# Measured (docs/learning.md, "k = 16 with RMSProp ε 1e-3 and lr 1e-3"): with a3c_batched,
+# Measured (docs/notes/, "k = 16 with RMSProp ε 1e-3 and lr 1e-3"): with a3c_batched,
 # the last 50 training episodes before 6M frames averaged -2.6, +4.5 and -13.5 in seeds 1, 2
 # and 3; a network that never leaves the flat start (the bf16 run there) stays at -20.3.
 # Measured ("n-step Q with 16 environments per worker and RMSProp's square average started at
@@ -126,7 +126,7 @@ def test_the_batched_presets_leave_pongs_flat_start(workdir, preset, frames, thr
                              threshold, 2700)
 
 
-# Measured (docs/learning.md, "t_max = 20"): with a3c_batched_t20 the last 50 training
+# Measured (docs/notes/, "t_max = 20"): with a3c_batched_t20 the last 50 training
 # episodes before 5M frames averaged -5.4, -2.9, +7.0, +3.5 and +6.8 in seeds 1 to 5 (each
 # reached +18 by 8.8M); with t_max 5 and the rest the same, -8.9, -7.9 and -12.7 in seeds 1-3.
 # Measured ("Pong's own lr in the preset"): with a3c_batched_t20_background at Pong's lr, 3e-3,
@@ -145,7 +145,7 @@ def test_the_20_step_presets_leave_pongs_flat_start(workdir, preset, frames, thr
                              threshold, 2700)
 
 
-# Measured (docs/learning.md, "A3C-LSTM with the t_max 20 preset"): the episodes between 4M
+# Measured (docs/notes/, "A3C-LSTM with the t_max 20 preset"): the episodes between 4M
 # and 5M frames averaged -6.85, -8.20 and +3.79 in seeds 1 to 3 (each reached +18 by 8.4M);
 # every LSTM setting at k > 1 with t_max 5 stayed at -20.3
 LSTM_T20_FRAMES, LSTM_T20_THRESHOLD = 5_000_000, -12.0
@@ -159,7 +159,7 @@ def test_a3c_lstm_with_the_20_step_preset_is_past_minus_12_on_pong_by_5m_frames(
                              LSTM_T20_FRAMES, LSTM_T20_THRESHOLD, 2700)
 
 
-# Measured (docs/learning.md, "Pong, n-step Q with replay"): with each worker's last 200
+# Measured (docs/notes/, "Pong, n-step Q with replay"): with each worker's last 200
 # segments replayed, one per new one, the last 50 training episodes before 5M frames averaged
 # +13.6 (seed 1) and -3.4 (seed 1 before its final epsilons were drawn per slot, one worker
 # at 0.5); without replay the episodes between 4M and 5M averaged -18.2
@@ -175,7 +175,7 @@ def test_nstep_q_with_replay_leaves_the_flat_start_on_pong(workdir):
                              NSTEP_Q_THRESHOLD, 3600)
 
 
-# Measured (docs/learning.md, the preset on Q*bert): the mean of the last 50 training episodes
+# Measured (docs/notes/, the preset on Q*bert): the mean of the last 50 training episodes
 # before 5M frames read 497 in the run that went on to 8,618 at 40M (past SB3 A2C's 3,882)
 # and 355 in this test's first run (a 5M-frame run read 379 over its last 20); the first 50
 # episodes, near random play's 164, read 181.5, and a mean of 50 has a standard error of ~19
@@ -189,7 +189,7 @@ def test_the_batched_preset_learns_qbert(workdir):
                              QBERT_FRAMES, QBERT_THRESHOLD, 2700)
 
 
-# Measured (docs/learning.md, first section): with the torso orthogonal and Breakout's black
+# Measured (docs/notes/, first section): with the torso orthogonal and Breakout's black
 # background left at 0, the episodes between 4M and 5M frames averaged 19.5 (seed 1, run with
 # network.centre_input=false, which on Breakout's screens is the background input exactly),
 # where a3c_batched's averaged 3.11 and random play scores 1.7. With t_max 20 as well

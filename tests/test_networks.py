@@ -155,7 +155,7 @@ def test_build_model_refuses_the_kind_of_action_by_the_same_words_as_validation(
         network, action_space, fragment):
     from asyncrl.action_kinds import action_kind_problem
 
-    cfg = compose(f"network={network}")
+    cfg = compose(f"network={network}", "setting=base")
     with pytest.raises(ValueError, match=fragment):
         build_model(cfg, Box(-1.0, 1.0, (4,)), action_space, "actor_critic")
     # the config's check gives the same reason for an environment by name

@@ -59,10 +59,12 @@ def test_state_dict_round_trip_and_mismatch():
 def test_build_optimizer_reads_the_config(tmp_path):
     from tests.conftest import compose
 
-    cfg = compose()
+    cfg = compose("setting=paper")
     opt = build_optimizer(cfg.optimizer, nn.Linear(2, 2).parameters())
     assert isinstance(opt, SharedRMSProp)
     assert (opt.alpha, opt.eps) == (0.99, 0.1)
+    tuned = build_optimizer(compose().optimizer, nn.Linear(2, 2).parameters())
+    assert tuned.eps == 1e-3 and all(bool(s.eq(0.1).all()) for s in tuned.statistics)
 
 
 @pytest.mark.parametrize(("frames", "expected"), [(0, 1e-3), (250, 7.5e-4), (1000, 0.0),
@@ -134,7 +136,8 @@ def test_per_worker_statistics_follow_a_new_worker_count():
 def test_each_optimizer_config_builds_its_optimizer(name, cls):
     from tests.conftest import compose
 
-    opt = build_optimizer(compose(f"optimizer={name}").optimizer, nn.Linear(2, 2).parameters(),
+    opt = build_optimizer(compose(f"optimizer={name}", "setting=base").optimizer,
+                          nn.Linear(2, 2).parameters(),
                           workers=4)
     assert type(opt) is cls
     assert opt.statistics[0].shape[0] == (4 if cls.per_worker else 2)

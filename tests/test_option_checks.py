@@ -76,11 +76,15 @@ def test_possible_combinations_pass(overrides):
 
 def test_every_option_defaults_to_the_paper():
     a3c, nstep = compose().algo, compose("algo=nstep_q").algo
-    network = compose().network
+    network = compose("setting=paper").network
     assert a3c.gae_lambda == 1.0 and nstep.lambda_return == 1.0
     assert (nstep.double_q, nstep.replay_capacity, nstep.replay_ratio) == (False, 0, 0)
     assert not network.dueling and not network.spatial_softmax and network.conv == "paper"
     assert network.torso_init == "lecun_bias" and network.centre_on == "mean"
+    # but for the two the tuned Atari A3C setting turns on (conf/domain/tuned/atari/a3c.yaml)
+    tuned = compose().network
+    assert (tuned.torso_init, tuned.centre_on) == ("orthogonal", "background")
+    assert compose("algo=nstep_q").network.torso_init == "lecun_bias"
 
 
 def test_help_names_each_option_by_a_key_its_schema_has():

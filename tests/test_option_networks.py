@@ -120,7 +120,7 @@ def test_the_orthogonal_init_gives_each_torso_layer_gain_root_2_and_zero_bias(co
 
 
 def test_the_default_torso_init_is_lecun_normal_with_a_firing_bias():
-    model = build_model(compose(), IMAGES, Discrete(6), "actor_critic")
+    model = build_model(compose("setting=paper"), IMAGES, Discrete(6), "actor_critic")
     fc = model.torso.fc[0]
     assert torch.all(fc.bias == 0.1)
     # 2,592 inputs: std 1/sqrt(2592) ~ 0.0196, read from 663,552 draws

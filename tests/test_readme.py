@@ -51,3 +51,34 @@ def test_the_first_five_minutes_commands_run_as_the_readme_says(tmp_path):
     assert (cartpole / "report" / "report.md").is_file()
     assert (pong / "pong.gif").stat().st_size > 1000  # into the run, as the README says
     assert not (tmp_path / "pong.gif").exists()
+
+
+def which_command_rows() -> list[list[str]]:
+    """The ``asyncrl ...`` commands of the README's "Which command" table, as words."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Which command", 1)[1].split("\n## ", 1)[0]
+    commands = []
+    for line in section.splitlines():
+        cells = line.split(" | ")
+        if line.startswith("|") and len(cells) > 2:
+            found = re.fullmatch(r"`(asyncrl [^`]*)`", cells[1].strip())
+            if found:
+                commands.append(shlex.split(found.group(1)))
+    return commands
+
+
+def test_each_command_of_the_which_command_table_composes():
+    from asyncrl.config.checks import validate
+    from asyncrl.config.compose import check_multirun, compose_config
+
+    commands = which_command_rows()
+    assert len(commands) >= 8, "the table lost its asyncrl commands"
+    for words in commands:
+        args = [w for w in words[1:] if not w.startswith("hydra.")]
+        if "-m" in args:  # a sweep: its preset's runs, checked as the CLI checks a multirun
+            check_multirun([a for a in args if a != "-m"])
+            continue
+        cfg = compose_config(args, as_object=True)
+        if cfg.env.family != "torcs":  # its check asks for TORCS installed, which CI has not
+            validate(cfg)
+        assert cfg.algo.name in ("a3c", "nstep_q"), words

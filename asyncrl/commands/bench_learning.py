@@ -41,7 +41,7 @@ SB3_ZOO_A2C: dict[str, Any] = {"ent_coef": 0.01, "vf_coef": 0.25}
 SB3_ZOO_OPTIMIZER_EPS = 1e-5  # RMSpropTFLike's eps in the zoo's policy_kwargs
 SB3_RUN_NAME = "sb3_a2c"  # the peer's directory under the bench run's, beside the settings'
 DEFAULT_GAME = "pong"
-# the paper's loop, and the preset that reaches Pong's +18 soonest (docs/learning.md)
+# the paper's loop, and the preset that reaches Pong's +18 soonest (docs/notes/)
 LEARNING_SETTINGS = ("envs_per_worker=1", "+experiment=a3c_batched_t20_background")
 POLL_S = 5.0
 STOP_TIMEOUT_S = 120.0  # a run's shutdown after SIGINT: workers stop, checkpoint written
@@ -320,4 +320,4 @@ def learning_text(targets: Sequence[float], max_frames: int, peer: bool = True,
             f"{max(targets):+g}{then}. Each cell: minutes from the "
             "command (imports included) and frames, at the first mean of 20 at or above the "
             "score. One seed each: on Pong, seeds of one setting differ by millions of "
-            "frames (docs/learning.md).")
+            "frames (docs/notes/).")

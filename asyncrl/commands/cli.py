@@ -34,6 +34,7 @@ from asyncrl.config.compose import (
     describe_config_error,
     register_schemas,
 )
+from asyncrl.config.machine import usable_cpus
 from asyncrl.config.paths import config_dir
 from asyncrl.config.saved import typed_config
 from asyncrl.errors import UserError
@@ -243,7 +244,32 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
         check_switches(cfg, overrides)
     train_cfg: Any = OmegaConf.to_object(cfg)
     validate(train_cfg)
-    return Launcher(train_cfg, run_dir, saved, requested_start(train_cfg)).run()
+    warn_if_cores_shared(train_cfg.workers)
+    code = Launcher(train_cfg, run_dir, saved, requested_start(train_cfg)).run()
+    if code == exit_codes.OK and train_cfg.eval.final_episodes > 0:
+        evaluate_final_weights(run_dir, train_cfg.eval.final_episodes)
+    return code
+
+
+def warn_if_cores_shared(workers: int) -> None:
+    """Say so when workers outnumber the cores: they then take turns on them, and the
+    paper's speed-ups (one thread a core, Table 2) are not what such a run measures."""
+    cores = usable_cpus()
+    if workers > cores:
+        log.warning("workers=%d on %d cores: the workers share the cores, so a run's hours "
+                    "and speed-ups are not the paper's one thread a core", workers, cores)
+
+
+def evaluate_final_weights(run_dir: Path, episodes: int) -> None:
+    """``eval.final_episodes``: the finished run's last checkpoint plays that many episodes
+    (no-op starts, as ``asyncrl-eval``), into ``RUN/evaluation.json``."""
+    import argparse
+
+    from asyncrl.commands.evaluate import evaluate
+
+    log.info("evaluating the final weights over %d episodes", episodes)
+    evaluate(argparse.Namespace(source=run_dir, episodes=episodes, seed=0, epsilon=None,
+                                video=None, output=None))
 
 
 @hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")

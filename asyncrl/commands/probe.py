@@ -460,7 +460,7 @@ def _probe(argv: list[str] | None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="asyncrl-probe",
-        description="Train briefly, then read what the network learned (docs/learning.md).")
+        description="Train briefly, then read what the network learned (docs/notes/).")
     parser.add_argument("overrides", nargs="*", help="config overrides, as for asyncrl")
     parser.add_argument("--frames", type=int, default=600_000, help="frames to train")
     parser.add_argument("--horizon", type=int, default=10_000_000,

@@ -21,41 +21,54 @@ Choose (GROUP=OPTION):
   env=         atari/pong (default), atari/GAME (57 games, or atari/any env.game=NAME),
                classic/cartpole, mujoco/TASK, mujoco/pixels/TASK, maze/small|medium|large,
                torcs/slow_car|fast_car[_bots], gym env.id=ID (any gymnasium id)
+  setting=     tuned (default: the values measured best on the paper's six tuning games,
+               where a family and algorithm have some: A3C on Atari), paper (the paper's
+               own: k=1, t_max 5, unweighted losses, uncentred input, 16 workers at most),
+               base (neither: the defaults before 2026-12-07)
   +sweep=      lr_loguniform: the paper's 50 lr draws from LogUniform(1e-4, 1e-2), with -m
                (each run from its env's range: MuJoCo 1e-5 to 1e-1)
-  +experiment= atari_five_games, optimizer_comparison, worker_scaling, mujoco_sweep (with -m)
-               a3c_batched (one run: k=16, RMSProp eps 1e-3, lr 1e-3; docs/learning.md)
-               a3c_batched_t20 (the same with t_max 20, lr 2e-3, g from 0.1; Pong only)
+  +experiment= paper (one run: setting=paper)
+               atari57 (with -m: all 57 games, the defaults, 5M frames each, evaluated)
+               atari_five_games, optimizer_comparison, worker_scaling, mujoco_sweep (with -m:
+               the paper's figures, under setting=paper)
+               a3c_batched (setting=base with k=16, RMSProp eps 1e-3, lr 1e-3)
+               a3c_batched_t20 (the same with t_max 20, lr 2e-3, g from 0.1)
                a3c_batched_background (a3c_batched, torso orthogonal, background at 0)
-               a3c_batched_t20_background (a3c_batched_t20 with the same two keys)
-               nstep_q_batched (n-step Q, k=16, RMSProp eps 1e-3, g from 0.1; chosen on Pong)
+               a3c_batched_t20_background (the tuned Atari A3C setting as keys, any env)
+               nstep_q_batched (setting=base, n-step Q, k=16, RMSProp eps 1e-3, g from 0.1)
 
 Keys set most often (defaults in brackets):
   workers=N        actor-learner processes [the cores this process may use]
   total_frames=N   emulator frames over all workers; T in the log
                    [the env's: 40_000_000; classic/cartpole 150_000]
-  lr=X             initial lr, annealed linearly to 0 [A3C: 7e-3 on Atari,
-                   1.5e-3 on classic/cartpole, else 7e-4; value-based methods: 7e-4]
+  lr=X             initial lr, annealed linearly to 0 [A3C: 3e-3 on Atari (setting=paper
+                   or base: 7e-3 on Atari), 1.5e-3 on classic/cartpole, else 7e-4;
+                   value-based methods: 7e-4]
   seed=N           [1]
   eval.interval_frames=N  eval.episodes=N  checkpoint.interval_seconds=S
   log.progress=false      plain log lines instead of the live panel
   hydra.run.dir=DIR       where the run writes (config, CSVs, TensorBoard, checkpoints)
 
-Beyond the paper (each off by default, so a run is the paper's method; docs/options.md):
+Beyond the paper (each off under setting=paper; the tuned Atari A3C setting turns on the
+torso's orthogonal start and the background's subtraction; docs/options.md):
   algo.gae_lambda=L        A3C: GAE(L) advantages, value target A + V [1: n-step]
   algo.lambda_return=L     nstep_q: lambda-returns within a segment [1: n-step]
   algo.double_q=true       one_step_q, nstep_q: target action by theta, valued by theta^-
   network.dueling=true     value-based: Q = V + A - mean(A) [false]
   network.spatial_softmax=true  ff, lstm on images: last conv -> expected (x, y) [false]
   network.conv=nature      ff, lstm on images: the Nature DQN's 3 convs [paper: 2]
-  network.torso_init=orthogonal  ff, lstm on images: gain sqrt 2, bias 0 [lecun_bias]
-  network.centre_on=background   ff, lstm on images: subtract the screen's commonest pixel [mean]
+  network.torso_init=orthogonal  ff, lstm on images: gain sqrt 2, bias 0 [lecun_bias;
+                                 A3C on Atari: orthogonal]
+  network.centre_on=background   ff, lstm on images: subtract the screen's commonest pixel
+                                 [mean; A3C on Atari: background]
   algo.replay_capacity=N   one_step_q, nstep_q: each worker keeps its last N segments [0]
   algo.replay_ratio=K      ...and learns from K of them per new one (not checkpointed) [0]
 
 Examples:
   asyncrl env=classic/cartpole workers=2    # 150_000 frames: learns in about a minute
   asyncrl algo=nstep_q env=atari/seaquest
+  asyncrl +experiment=paper env=atari/breakout   # the paper's settings
+  asyncrl -m +experiment=atari57 hydra.sweep.dir=multirun/atari57   # again to carry it on
   asyncrl -m +sweep=lr_loguniform env=atari/breakout hydra.sweep.dir=multirun/breakout
 
 Other commands: asyncrl-eval RUN_DIR (play, --video), asyncrl-report DIR (plots, tables),

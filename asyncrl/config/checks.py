@@ -199,6 +199,8 @@ def _check_intervals(cfg: Any) -> None:
         raise UserError(f"log.interval_seconds={cfg.log.interval_seconds}: must be 0 or more")
     if cfg.eval.episodes < 0:
         raise UserError("eval.episodes must be 0 or more")
+    if cfg.eval.final_episodes < 0:
+        raise UserError(f"eval.final_episodes={cfg.eval.final_episodes}: must be 0 or more")
 
 
 # units in one layer: the paper's largest is 256; past this one worker's copy of the model

@@ -51,7 +51,25 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
     except UserError:
         raise
     except Exception as exc:
+        if _from_a_layer(exc) and "setting=base" not in overrides:
+            _refuse_as_the_base_groups_would(overrides)
         raise UserError(describe_config_error(exc)) from None
+
+
+def _from_a_layer(exc: BaseException) -> bool:
+    """Whether composing failed on a key a setting's layer (conf/domain) sets."""
+    return re.search(r"In 'domain/", _causes(exc)) is not None
+
+
+def _refuse_as_the_base_groups_would(overrides: Sequence[str]) -> None:
+    """A layer's key that the chosen option lacks (network=gaussian on Atari) may hide the
+    real mistake: refuse as the same command over the base groups is refused, if it is."""
+    try:
+        validate(compose_config([*overrides, "setting=base"], as_object=True))
+    except UserError:
+        raise
+    except Exception:  # noqa: BLE001 - anything else: the layer's own message says more
+        return
 
 
 def check_switches(cfg: Any, overrides: Sequence[str]) -> None:
@@ -152,6 +170,11 @@ def describe_config_error(exc: BaseException) -> str:
     foreign = re.search(r"Key '(\w+)' not in '(\w+)'", _causes(exc))
     reason = foreign and refusal(foreign.group(2), foreign.group(1))
     if reason:
+        layer = re.search(r"In '(domain/(\w+)/[\w/]+)'", _causes(exc))
+        if layer:  # the setting's layer set the key, not the command line
+            instead = "setting=base" + (" (or setting=paper)" if layer.group(2) != "paper" else "")
+            return (f"{reason}; conf/{layer.group(1)}.yaml sets it for setting="
+                    f"{layer.group(2)}: add {instead} to leave it out")
         return reason
     if "'env.kwargs'" in str(exc):  # a whole dict cannot replace a node of the schema
         return ("env.kwargs takes gymnasium.make's keywords one at a time: "

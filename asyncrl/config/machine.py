@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 
 
-def usable_cpus() -> int:
-    """Cores this process may run on (respects taskset and cgroup affinity)."""
+def usable_cpus(at_most: int | None = None) -> int:
+    """Cores this process may run on (respects taskset and cgroup affinity), ``at_most``
+    of them where given (``${asyncrl.cpus:16}``: the paper's 16 threads where the cores allow)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - non-Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    return cores if at_most is None else max(1, min(int(at_most), cores))
 
 
 WORKERS_PER_CORE = 8         # more only queue for the cores; 16 on a 2-core machine

@@ -32,12 +32,21 @@ def typed_config(data: dict[str, Any]) -> Any:
 KEYS_REMOVED = {"precision": "fp32"}  # bf16 autocast, built and removed (docs/performance.md)
 
 
+# (group, key) of keys that only gave another key its default and were removed: the run
+# saved the value they gave (its config is resolved), so they are dropped whatever they held
+DEFAULTS_REMOVED = {("env", "a3c_t20_background_lr")}  # a preset's per-game lr, 2026-12-07
+
+
 def _without_keys_removed(data: dict[str, Any]) -> dict[str, Any]:
     for key, today in KEYS_REMOVED.items():
         if key in data and data[key] != today:
             raise UserError(f"this run was saved with {key}={data[key]}, which this asyncrl "
                             f"no longer has (only {today})")
-    return {k: v for k, v in data.items() if k not in KEYS_REMOVED}
+    kept = {k: v for k, v in data.items() if k not in KEYS_REMOVED}
+    for group, key in DEFAULTS_REMOVED:
+        if isinstance(kept.get(group), dict) and key in kept[group]:
+            kept[group] = {k: v for k, v in kept[group].items() if k != key}
+    return kept
 
 
 # (group, old name) -> today's name, for keys that kept their meaning under a new name
@@ -65,6 +74,7 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
                "stall_seconds": 300.0, "init_from": None},
     ("log", ()): {"wandb": False, "wandb_project": "asyncrl"},
     ("checkpoint", ()): {"keep": False},
+    ("eval", ()): {"final_episodes": 0},  # no evaluation of the final weights
     # before default_lr, conf/config.yaml gave every run lr 7e-4 (Atari's A3C lr was
     # env.default_lr, now a3c_default_lr, for a day); every update was a bootstrapped
     # segment; the advantage was the n-step one

@@ -63,6 +63,7 @@ class GaussianNetworkConfig:
         "conv": "network=gaussian's pixel encoder is two linear convs of its own",
         "torso_init": "network=gaussian's encoders keep torch's default init",
         "centre_on": "network=gaussian's pixel encoder reads the pixels as they come",
+        "centre_input": "network=gaussian's pixel encoder reads the pixels as they come",
     }
 
 
@@ -90,12 +91,17 @@ class MomentumSGDConfig:
     name: str = "momentum_sgd"
     momentum: float = MISSING
 
+    refused: ClassVar[dict[str, str]] = {
+        key: "momentum SGD keeps no squared-gradient statistics"
+        for key in ("eps", "initial_square_avg")}
+
 
 @dataclass
 class EvalConfig:
     interval_frames: int = MISSING
     episodes: int = MISSING
     max_episode_frames: int = MISSING
+    final_episodes: int = MISSING
 
 
 @dataclass

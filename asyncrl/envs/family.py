@@ -65,9 +65,7 @@ class DomainDefaults:
 
     a3c_entropy_beta: float = 0.01
     a3c_episode_updates: bool = False
-    a3c_default_lr: float = 7e-4  # A3C's lr unless lr= is given
-    # the lr of +experiment=a3c_batched_t20_background, per game where one was measured
-    a3c_t20_background_lr: float = 2e-3
+    a3c_default_lr: float = 7e-4  # A3C's lr unless lr= is given or the setting's layer sets one
     default_total_frames: int = 40_000_000  # total_frames unless given
     sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
     sweep_lr_high: float = 1e-2

@@ -73,7 +73,7 @@ class ActorCritic(AgentNetwork):
         # torch's default init times policy_init_scale. A small scale gives a near-uniform
         # first policy, but the policy loss then sends its gradient into the shared torso
         # through these weights, scaled down as much: on Pong 0.01 left the torso learning
-        # for the value alone (docs/learning.md)
+        # for the value alone (docs/notes/)
         with torch.no_grad():
             self.policy.weight.mul_(policy_init_scale)
             self.policy.bias.zero_()

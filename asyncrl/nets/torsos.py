@@ -19,7 +19,7 @@ def init_for_nonnegative_inputs(module: nn.Module) -> None:
     or gets gradient again. With torch's default init, Pong runs of 5-7M frames ended with
     6-18 % of the first layer's units alive and no learning; a positive bias starts every
     unit firing (the DQN-era Chainer heads used 0.1 for the same reason). Measurements in
-    docs/learning.md.
+    docs/notes/.
     """
     for layer in module.modules():
         if isinstance(layer, nn.Conv2d | nn.Linear):
@@ -36,7 +36,7 @@ def init_orthogonal(module: nn.Module) -> None:
     keep (their policy and value heads get gains 0.01 and 1; here the heads keep their own
     init). An orthogonal matrix keeps the norm of what passes through it, so ReLU layers
     start neither saturated nor silent; whether that keeps Breakout's conv 2 alive, where
-    ``lecun_bias`` loses it, is measured in docs/learning.md.
+    ``lecun_bias`` loses it, is measured in docs/notes/.
     """
     for layer in module.modules():
         if isinstance(layer, nn.Conv2d | nn.Linear):
@@ -90,7 +90,7 @@ class ConvTorso(nn.Module):
     ``centre_on="background"`` subtracts the screen's background (``background_level``)
     instead, so the background reads 0 in every game: black-background games (Breakout,
     Space Invaders, Q*bert, Beam Rider) keep the zero the mean would move, and Pong gets
-    the zero its uncentred input lacks (docs/learning.md).
+    the zero its uncentred input lacks (docs/notes/).
 
     ``init`` names the weights' start (``TORSO_INITS``): ``lecun_bias`` (the default) or
     ``orthogonal`` (the Baselines Atari networks').

@@ -34,6 +34,13 @@ from asyncrl.run_files.atomic import write_text_atomically
 
 PAPER_COLUMNS = ("dqn", "gorila", "double", "dueling", "prioritized", "a3c_ff_1day", "a3c_ff",
                  "a3c_lstm")
+# Mnih et al. (2016), Table 1: mean and median human-normalised score over 57 games, human
+# starts; the columns of Table S3 each row names
+PAPER_TABLE_1 = {"dqn": ("DQN, 8 days on GPU", 121.9, 47.5),
+                 "a3c_ff_1day": ("A3C FF, 1 day on CPU", 344.1, 68.2),
+                 "a3c_ff": ("A3C FF, 4 days on CPU", 496.8, 116.6),
+                 "a3c_lstm": ("A3C LSTM, 4 days on CPU", 623.0, 112.6)}
+UNIFORM_FRACTION = 0.9  # entropy above this share of the start's: the policy is near uniform
 
 
 def read_data_csv(name: str, key: str = "game") -> dict[str, dict[str, str]]:
@@ -89,8 +96,9 @@ def _scaling(runs: list[Run], k: int, window: int, reference: float | None,
             float(np.nanmax(c[1])) for c in curves.values())
         times = {w: time_to_reach(c[0], c[1], target) for w, c in curves.items()}
         ups = speedups(times)
-        picture = f"scaling_{index}.png"
+        picture, by_hours = f"scaling_{index}.png", f"scaling_hours_{index}.png"
         figures.scaling_curves(name, by_workers, k, "frames", out / picture, window)
+        figures.scaling_curves(name, by_workers, k, "hours", out / by_hours, window)
         lines += [f"### {name}", "",
                   f"Reference score {target:,.2f} "
                   + ("(given)" if reference is not None else
@@ -98,7 +106,8 @@ def _scaling(runs: list[Run], k: int, window: int, reference: float | None,
                   "| workers | hours to the reference | speed-up over the fewest workers |",
                   "| ---: | ---: | ---: |"]
         lines += [f"| {w} | {_fmt(times[w], 3)} | {_fmt(ups[w], 2)} |" for w in sorted(times)]
-        lines += ["", f"![data efficiency]({picture})", ""]
+        lines += ["", f"![data efficiency (Figure 3)]({picture})", "",
+                  f"![score against hours (Figure 4)]({by_hours})", ""]
     return lines
 
 
@@ -124,6 +133,123 @@ def _human_table(runs: list[Run], k: int, window: int) -> list[str]:
         cells = [row.get(c) or "–" for c in PAPER_COLUMNS]
         lines.append(f"| {game} | {name} | {_fmt(score)} | {_fmt(normalised)} | "
                      + " | ".join(cells) + " |")
+    return lines
+
+
+def _entropy_share(run: Run) -> float | None:
+    """A3C's policy entropy over the last tenth of its updates as a share of the first
+    rows' (a new policy is near uniform): near 1, the policy never left uniform."""
+    path = run.path / "updates.csv"
+    if run.config["algo"]["name"] != "a3c" or not path.exists():
+        return None
+    try:
+        with path.open(newline="") as handle:
+            values = [float(row["entropy"]) for row in csv.DictReader(handle)
+                      if row.get("entropy") not in (None, "")]
+    except (OSError, ValueError, KeyError):
+        return None
+    if len(values) < 40:
+        return None
+    start = float(np.mean(values[:20]))
+    return float(np.mean(values[-max(20, len(values) // 10):])) / start if start > 0 else None
+
+
+def _games_table(runs: list[Run], window: int) -> list[str]:
+    """Paper Table 1 for runs over games: per method (every key but the game), the mean and
+    median human-normalised evaluation score of the final weights, beside the paper's
+    columns on the same games and its own 57-game figures; then each game's row."""
+    atari = [r for r in runs if r.config["env"]["family"] == "atari"]
+    reference = read_data_csv("atari_reference.csv")
+    paper = read_data_csv("paper_table_s3.csv")
+    lines: list[str] = []
+    for name, members in group_runs(atari, ("env",)).items():
+        by_game: dict[str, list[Run]] = defaultdict(list)
+        for run in members:
+            by_game[run.config["env"]["game"]].append(run)
+        evaluated = {g: [r.evaluation for r in rs if r.evaluation is not None]
+                     for g, rs in by_game.items()}
+        games = sorted(g for g, scores in evaluated.items() if scores and g in reference)
+        if len(by_game) < 2 or not games:
+            continue
+
+        def normalised(game: str, score: float) -> float:
+            row = reference[game]
+            return human_normalised(score, float(row["random"]), float(row["human"]))
+
+        ours = [normalised(g, float(np.mean(evaluated[g]))) for g in games]
+        lines += [f"### {name}", "",
+                  f"{len(games)} games evaluated of the paper's {len(paper)}.", "",
+                  "| method | games | mean | median |", "| --- | ---: | ---: | ---: |",
+                  f"| asyncrl (this report) | {len(games)} | {np.mean(ours):,.1f} % | "
+                  f"{np.median(ours):,.1f} % |"]
+        for column, (label, mean57, median57) in PAPER_TABLE_1.items():
+            theirs = [normalised(g, float(paper[g][column])) for g in games
+                      if g in paper and paper[g].get(column)]
+            if theirs:
+                lines.append(f"| paper: {label}, these games | {len(theirs)} | "
+                             f"{np.mean(theirs):,.1f} % | {np.median(theirs):,.1f} % |")
+            lines.append(f"| paper: {label}, Table 1 | 57 | {mean57:,.1f} % | {median57:,.1f} % |")
+        lines += ["", "| game | runs | evaluation (final weights) | training, last "
+                  f"{window} | random | human | human-normalised | entropy, end / start |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for game in sorted(by_game):
+            group = by_game[game]
+            scores = evaluated[game]
+            train = [s for s in (run_final_score(r, window) for r in group) if s is not None]
+            shares = [s for s in (_entropy_share(r) for r in group) if s is not None]
+            row = reference.get(game)
+            score = float(np.mean(scores)) if scores else None
+            lines.append(
+                f"| {game} | {len(group)} | {_fmt(score)} | "
+                f"{_fmt(float(np.mean(train)) if train else None)} | "
+                f"{row['random'] if row else '–'} | {row['human'] if row else '–'} | "
+                + (f"{normalised(game, score):,.1f} %" if score is not None and row else "–")
+                + " | " + (f"{np.mean(shares):.2f}"
+                           + (" (near uniform)" if np.mean(shares) > UNIFORM_FRACTION else "")
+                           if shares else "–") + " |")
+        missing = sorted(set(paper) - set(by_game))
+        if missing:
+            lines += ["", f"Not run yet ({len(missing)}): {', '.join(missing)}."]
+        lines.append("")
+    return lines
+
+
+def _speedups_over_games(runs: list[Run], k: int, window: int) -> list[str]:
+    """Paper Table 2: each game's speed-up of n workers over the fewest, to that game's
+    own reference score (the highest every worker count's best-k mean reached), then
+    averaged over the games."""
+    per_method: dict[str, dict[str, dict[int, float | None]]] = defaultdict(dict)
+    for members in group_runs(runs, ("workers",)).values():
+        first = members[0]
+        by_workers: dict[int, list[Run]] = defaultdict(list)
+        for run in members:
+            by_workers[run.workers].append(run)
+        curves = {}
+        for workers, group in by_workers.items():
+            chosen = [r for r in best_k(group, k, window) if len(r.scores)]
+            if chosen:
+                curves[workers] = mean_curve([r.hours for r in chosen],
+                                             [r.scores for r in chosen], window=window)
+        if len(curves) < 2:
+            continue
+        target = min(float(np.nanmax(c[1])) for c in curves.values())
+        times = {w: time_to_reach(c[0], c[1], target) for w, c in curves.items()}
+        method = first.experiment(("env", "workers"))
+        per_method[method][first.env_name] = speedups(times)
+    lines: list[str] = []
+    for method, games in per_method.items():
+        if len(games) < 2:
+            continue
+        counts = sorted({w for ups in games.values() for w in ups})
+        lines += [f"### {method}: averaged over {len(games)} games "
+                  f"({', '.join(sorted(games))})", "",
+                  "| workers | " + " | ".join(str(w) for w in counts) + " |",
+                  "| --- | " + " | ".join("---:" for _ in counts) + " |"]
+        means = []
+        for w in counts:
+            values = [ups[w] for ups in games.values() if ups.get(w) is not None]
+            means.append(_fmt(float(np.mean(values)), 2) if values else "–")
+        lines += ["| mean speed-up | " + " | ".join(means) + " |", ""]
     return lines
 
 
@@ -203,6 +329,21 @@ def build_report(roots: list[Path], out: Path, k: int = 5, window: int = 20,
     if scaling:
         lines += ["## Workers: data efficiency and speed-up (paper Table 2, Figures 3-4)", ""]
         lines += scaling
+    over_games = _speedups_over_games(found.runs, k, window)
+    if over_games:
+        lines += ["## Speed-ups averaged over games (paper Table 2)", "",
+                  "Each game's reference is its own: the highest score every worker count's "
+                  "best-k mean reached on it.", ""] + over_games
+    games = _games_table(found.runs, window)
+    if games:
+        lines += ["## Atari over games: mean and median human-normalised (paper Table 1)", "",
+                  "Ours: the evaluation of each run's final weights (`evaluation.json`: "
+                  "`eval.final_episodes`, or `asyncrl-eval RUN`), no-op starts, averaged over "
+                  "a game's runs, normalised with `asyncrl/data/atari_reference.csv`. The "
+                  "paper's: Table 1 (57 games, human starts, 80M frames or more), and its "
+                  "Table S3 scores normalised the same way on the games run here. Runs of a "
+                  "few million frames set beside those compare in kind, not in size.",
+                  ""] + games
     human = _human_table(found.runs, k, window)
     if human:
         lines += ["## Atari: human-normalised scores (paper Table S3 beside ours)", "",

@@ -9,6 +9,7 @@ comparison.
 from __future__ import annotations
 
 import csv
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ class Run:
     status: str              # finished, interrupted, failed, diverged, or unknown
     reason: str = ""
     recorded_frames: int | None = None  # T in status.json: later than the last episode's
+    evaluation: float | None = None  # the final weights' mean score (evaluation.json)
 
     @property
     def lr(self) -> float:
@@ -51,8 +53,9 @@ class Run:
 
     def experiment(self, ignore: tuple[str, ...] = ()) -> str:
         """What this run is a sample of: the config without the keys a sweep varies."""
-        parts = [self.env_name, self.config["algo"]["name"], self.config["network"]["name"],
-                 self.config["optimizer"]["name"]]
+        parts = [] if "env" in ignore else [self.env_name]
+        parts += [self.config["algo"]["name"], self.config["network"]["name"],
+                  self.config["optimizer"]["name"]]
         if "workers" not in ignore:
             parts.append(f"{self.workers} workers")
         return ", ".join(parts)
@@ -141,5 +144,16 @@ def find_runs(roots: list[Path]) -> Found:
             recorded = status.get("frames")
             found.runs.append(Run(run_dir, {str(k): v for k, v in config.items()}, frames,
                                   hours, scores, state, str(status.get("reason", "")),
-                                  int(recorded) if isinstance(recorded, int | float) else None))
+                                  int(recorded) if isinstance(recorded, int | float) else None,
+                                  read_evaluation(run_dir)))
     return found
+
+
+def read_evaluation(run_dir: Path) -> float | None:
+    """The mean score of ``RUN/evaluation.json`` (``eval.final_episodes``, ``asyncrl-eval``),
+    where it is there and whole."""
+    try:
+        mean = json.loads((run_dir / "evaluation.json").read_text())["mean"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return float(mean) if isinstance(mean, int | float) else None

@@ -3,7 +3,7 @@
 Too large a step can silence every unit of a ReLU layer at once. From then on the policy and
 the value are the same on every screen, no gradient reaches the silent layer, and the score
 stays at random play's: on Breakout, the preset's lr with 16 workers did so from the first
-million frames to 20M (docs/learning.md). The probe finds it after the run; this watch finds
+million frames to 20M (docs/notes/). The probe finds it after the run; this watch finds
 it while the run goes, from the spreads the workers log: A3C's ``value_spread`` and
 ``policy_spread``, how much V(s) and the policy's logits differ across each update's states,
 and the Q-methods' ``q_spread`` (below). Each algorithm names its own
@@ -23,7 +23,7 @@ on 2026-11-30), the means were:
 So the threshold sits between the blind and the untrained, for both. Logged by the workers
 of real runs (2 workers on the 2-core machine, 1M frames, means per 100k frames): Pong with
 the preset never went below 1.7e-2 (V) and 5.2e-3 (policy); Breakout at the defaults (lr
-7e-3, which sat at random play's score for 5.8M frames in docs/learning.md) fell to
+7e-3, which sat at random play's score for 5.8M frames in docs/notes/) fell to
 8.9e-5-2.7e-4 and 2.0e-4-4.3e-4 from 0.3M frames on, and this watch, given that run's
 readings in the order they came, speaks at 0.56M. Pong
 with the preset and 16 workers on the 2 cores came closest without it: means of 6.2e-4 and
@@ -36,7 +36,7 @@ the reward follows the action and not the state.
 The Q-methods log one spread, ``q_spread``: each action's Q(s, a) spread over the update's
 states, averaged over the actions. Read the same way on n-step Q's network (Pong; 192
 segments of random play, a segment's 5 states as an update at one environment per worker
-reads them, or 16 segments together; 2026-12-06, the 2-core AMD EPYC; docs/learning.md,
+reads them, or 16 segments together; 2026-12-06, the 2-core AMD EPYC; docs/notes/,
 "n-step Q with 16 environments per worker and RMSProp's square average started at 0.1"):
 
 | network | one segment | 16 segments |
@@ -115,7 +115,7 @@ class BlindnessWatch:
                 f"random play's score for millions of frames; a lower lr kept A3C's network "
                 f"reading it, and on Pong RMSProp's square average started at 0.1 "
                 f"(optimizer.initial_square_avg=0.1) kept A3C's and n-step Q's "
-                f"(docs/learning.md{PROBE_HINT if self.probe_hint else ''})")
+                f"(docs/notes/{PROBE_HINT if self.probe_hint else ''})")
 
 
 def blindness_watch(model: Any, total_frames: int, spreads: tuple[str, ...],

@@ -61,6 +61,15 @@ class LogUniformSweeperConf:
     # command line; an experiment preset names its games, optimizers or worker counts here
 
 
+@dataclass
+class GridSweeperConf(LogUniformSweeperConf):
+    """``hydra/sweeper=asyncrl_grid``: the same sweep with nothing drawn: each combination of
+    the discrete sweeps runs ``trials`` times, with seeds 1, 2, ... (``+experiment=atari57``)."""
+
+    trials: int = 1           # seeds per combination: seed=1 .. trials
+    param: str | None = None  # nothing drawn: every run keeps the config's own lr
+
+
 def check_range(low: float, high: float, trials: int) -> None:
     if not (0 < low < math.inf and 0 < high < math.inf):
         raise UserError(f"sweep range ({low:g}, {high:g}): both bounds must be positive and "
@@ -90,19 +99,20 @@ EnvRange = Callable[[list[str]], tuple[float, float]]
 class PlannedRun:
     subdir: str
     overrides: list[str]
-    value: float
+    value: float | None  # the drawn value; None in a grid (nothing drawn)
     seed: int
-    low: float
-    high: float
+    low: float | None
+    high: float | None
 
     def record(self) -> dict[str, Any]:
         return {"subdir": self.subdir, "overrides": self.overrides, "value": self.value,
                 "seed": self.seed, "low": self.low, "high": self.high}
 
 
-def plan(arguments: Sequence[str], param: str, low: float | None, high: float | None,
+def plan(arguments: Sequence[str], param: str | None, low: float | None, high: float | None,
          trials: int, sampler_seed: int, env_range: EnvRange | None = None) -> list[PlannedRun]:
-    """Every run of the sweep: the discrete combinations times ``trials`` log-uniform draws.
+    """Every run of the sweep: the discrete combinations times ``trials`` log-uniform draws
+    (``param`` None: ``trials`` seeds, 1 to ``trials``, nothing drawn).
 
     ``arguments`` are Hydra override strings; ``a=x,y`` sweeps ``a`` over x and y. A bound
     that is None comes from ``env_range`` of each combination's overrides: the range of
@@ -124,6 +134,11 @@ def plan(arguments: Sequence[str], param: str, low: float | None, high: float | 
         else:
             fixed.append(f"{key}={override.get_value_element_as_str()}")
     combos = [list(c) for c in itertools.product(*choices)] or [[]]
+    if param is None:
+        return [PlannedRun(subdir="".join(f"{_dir_name(o)}/" for o in combo) + f"seed_{s}",
+                           overrides=[*fixed, *combo, f"seed={s}"], value=None, seed=s,
+                           low=None, high=None)
+                for combo in combos for s in range(SEED_BASE, SEED_BASE + trials)]
     unit = np.random.default_rng(sampler_seed).random(trials * len(combos))
     runs = []
     for c, combo in enumerate(combos):
@@ -154,13 +169,16 @@ def _combination_range(low: float | None, high: float | None, env_range: EnvRang
 
 def describe_ranges(runs: Sequence[PlannedRun]) -> str:
     """``LogUniform(1e-05, 0.1)``, or each range with its number of runs when they differ."""
-    counts: dict[tuple[float, float], int] = {}
+    if all(run.low is None for run in runs):
+        return "nothing drawn"
+    counts: dict[tuple[float | None, float | None], int] = {}
     for run in runs:
         counts[(run.low, run.high)] = counts.get((run.low, run.high), 0) + 1
     if len(counts) == 1:
         (low, high), = counts
         return f"LogUniform({low:g}, {high:g})"
-    return ", ".join(f"LogUniform({low:g}, {high:g}) for {n}" for (low, high), n in counts.items())
+    return ", ".join(f"LogUniform({low:g}, {high:g}) for {n}" for (low, high), n in counts.items()
+                     if low is not None and high is not None)
 
 
 def _dir_name(override: str) -> str:
@@ -169,11 +187,12 @@ def _dir_name(override: str) -> str:
 
 
 class LogUniformSweeperBase(Sweeper):
-    def __init__(self, trials: int, param: str, low: float | None, high: float | None,
+    def __init__(self, trials: int, param: str | None, low: float | None, high: float | None,
                  sampler_seed: int, max_batch_size: int,
                  params: dict[str, str] | None = None) -> None:
         self.params = dict(params or {})
-        self.trials, self.param = int(trials), str(param)
+        self.trials = int(trials)
+        self.param = None if param is None else str(param)
         self.low = None if low is None else float(low)
         self.high = None if high is None else float(high)
         self.sampler_seed = int(sampler_seed)
@@ -211,8 +230,8 @@ class LogUniformSweeperBase(Sweeper):
                 log.info("sweep: %s already %s; kept", run.subdir, status["status"])
                 continue
             todo.append((index, run))
-        log.info("sweep: %d runs of %s ~ %s, %d to do, in %s", len(runs), self.param,
-                 describe_ranges(runs), len(todo), sweep_dir)
+        log.info("sweep: %d runs of %s ~ %s, %d to do, in %s", len(runs),
+                 self.param or "seed", describe_ranges(runs), len(todo), sweep_dir)
         returns: list[Sequence[JobReturn]] = []
         try:
             for start in range(0, len(todo), self.max_batch_size):
@@ -309,7 +328,9 @@ def progress_line(sweep_dir: Path) -> str:
         score = status.get("recent_score")
         if status["status"] == "finished" and score is not None and (
                 best is None or score > best[0]):
-            best = (float(score), f"{run['subdir']}, {manifest['param']}={run['value']:g}")
+            drawn = (f", {manifest['param']}={run['value']:g}"
+                     if manifest.get("param") and run.get("value") is not None else "")
+            best = (float(score), f"{run['subdir']}{drawn}")
     order = ("finished", "running", "interrupted", "failed", "diverged", "pending")
     parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
     text = f"{len(manifest['runs'])} runs: " + ", ".join(parts)

@@ -4,7 +4,7 @@ written in ``asyncrl.run.sweep``, which never imports this package (no import ci
 from hydra.core.config_store import ConfigStore
 from hydra.core.plugins import Plugins
 
-from asyncrl.run.sweep import LogUniformSweeperBase, LogUniformSweeperConf
+from asyncrl.run.sweep import GridSweeperConf, LogUniformSweeperBase, LogUniformSweeperConf
 
 
 class LogUniformSweeper(LogUniformSweeperBase):
@@ -17,3 +17,6 @@ def register_sweeper() -> None:
     Plugins.instance().register(LogUniformSweeper)
     ConfigStore.instance().store(group="hydra/sweeper", name="asyncrl_loguniform",
                                  node=LogUniformSweeperConf, provider="asyncrl")
+    # the same sweeper with nothing drawn: its conf's param is None
+    ConfigStore.instance().store(group="hydra/sweeper", name="asyncrl_grid",
+                                 node=GridSweeperConf, provider="asyncrl")
