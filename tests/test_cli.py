@@ -535,3 +535,16 @@ def test_a_tool_whose_reader_goes_ends_quietly_with_141():
     child.stdout.close()
     assert child.wait(timeout=60) == 141
     assert child.stderr.read() == b""
+
+
+def test_more_workers_than_cores_is_said_once_and_as_many_is_not(monkeypatch, caplog):
+    import logging
+
+    from asyncrl.commands import cli
+
+    monkeypatch.setattr(cli, "usable_cpus", lambda: 2)
+    with caplog.at_level(logging.WARNING, logger="asyncrl"):
+        cli.warn_if_cores_shared(2)
+        cli.warn_if_cores_shared(3)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and said[0].startswith("workers=3 on 2 cores: the workers share")

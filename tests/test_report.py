@@ -226,3 +226,48 @@ def test_runs_differing_only_in_an_option_land_in_different_groups(tmp_path, alg
     assert sorted(members.values()) == [["off", "older"], ["on"]], members
     on_label = next(label for label, names in members.items() if names == ["on"])
     assert on_label.endswith(f", {group}.{key}={value}")
+
+
+def _evaluated(path: Path, mean: float) -> None:
+    import json
+
+    (path / "evaluation.json").write_text(json.dumps({"frames": 10**6, "scores": [mean],
+                                                      "mean": mean}))
+
+
+def test_table_1_over_games_from_the_final_weights_evaluations(tmp_path):
+    # pong: random -20.7, human 14.6; breakout: random 1.7, human 30.5 (atari_reference.csv)
+    for seed, score in ((1, 7.0), (2, 10.6)):
+        _evaluated(make_run(tmp_path / f"pong_{seed}", lr=3e-3, seed=seed, scores=[0.0] * 20),
+                   score)
+    _evaluated(make_run(tmp_path / "breakout", lr=3e-3, seed=1, scores=[5.0] * 20,
+                        game="breakout"), 30.5)
+    make_run(tmp_path / "qbert", lr=3e-3, seed=1, scores=[300.0] * 20, game="qbert")
+    text = build_report([tmp_path], tmp_path / "out", k=1).read_text()
+    table = text.split("## Atari over games", 1)[1].split("\n## ", 1)[0]
+    # pong: mean evaluation 8.8 -> 100 (8.8 + 20.7) / 35.3 = 83.6 %; breakout 100 %
+    assert "2 games evaluated of the paper's 57." in table
+    assert "| asyncrl (this report) | 2 | 91.8 % | 91.8 % |" in table
+    assert "| paper: A3C FF, 1 day on CPU, Table 1 | 57 | 344.1 % | 68.2 % |" in table
+    # the paper's Table S3 on the same two games, normalised the same way: A3C FF 1 day
+    # pong 11.4 -> 90.9 %, breakout 551.6 -> 1,909.4 %: mean 1,000.2 %
+    assert "| paper: A3C FF, 1 day on CPU, these games | 2 | 1,000.2 % |" in table
+    assert "| pong | 2 | 8.8 | 0.0 | -20.7 | 14.6 | 83.6 % |" in table
+    assert "| qbert | 1 | – | 300.0 |" in table  # run, not evaluated: in no mean
+    assert "Not run yet (54):" in table and "seaquest" in table
+
+
+def test_speedups_averaged_over_games_each_to_its_own_reference(tmp_path):
+    for game, top in (("pong", 40), ("breakout", 80)):
+        ramp = [float(i) * top / 40 for i in range(40)]
+        make_run(tmp_path / f"{game}_1", lr=1e-3, seed=1, scores=ramp, workers=1, game=game,
+                 hours_per_episode=0.2)
+        make_run(tmp_path / f"{game}_4", lr=1e-3, seed=2, scores=ramp, workers=4, game=game,
+                 hours_per_episode=0.1 if game == "pong" else 0.05)
+    text = build_report([tmp_path], tmp_path / "out", k=1).read_text()
+    table = text.split("## Speed-ups averaged over games", 1)[1].split("\n## ", 1)[0]
+    assert "averaged over 2 games (atari/breakout, atari/pong)" in table
+    row = next(line for line in table.splitlines() if line.startswith("| mean speed-up |"))
+    one, four = (float(cell) for cell in row.strip("| ").split(" | ")[1:])
+    assert one == 1.0 and four == pytest.approx(3.0, rel=0.1)  # (2 + 4) / 2
+    assert (tmp_path / "out" / "scaling_hours_0.png").stat().st_size > 1000  # Figure 4

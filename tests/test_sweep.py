@@ -260,3 +260,50 @@ def test_an_interrupted_sweep_says_interrupted_for_the_run_it_stopped(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     runs = json.loads((sweep_dir / "sweep.json").read_text())["runs"]
     assert [r["status"] for r in runs] == ["interrupted", "pending"]
+
+
+def test_a_grid_plans_every_combination_with_seeds_one_to_trials_and_nothing_drawn():
+    runs = plan(["env=atari/pong,atari/breakout", "total_frames=1000"], None, None, None,
+                trials=2, sampler_seed=0)
+    assert [r.subdir for r in runs] == ["env-atari-pong/seed_1", "env-atari-pong/seed_2",
+                                        "env-atari-breakout/seed_1", "env-atari-breakout/seed_2"]
+    assert runs[1].overrides == ["total_frames=1000", "env=atari/pong", "seed=2"]
+    assert all(r.value is None and r.low is None for r in runs)
+
+
+def test_the_57_games_preset_is_a_grid_over_every_game_with_a_final_evaluation(tmp_path):
+    from hydra import compose, initialize_config_dir
+
+    from asyncrl.config.compose import register_schemas
+    from asyncrl.config.paths import config_dir
+
+    register_schemas()
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["+experiment=atari57"],
+                      return_hydra_config=True)
+    games = cfg.hydra.sweeper.params.env.split(",")
+    assert len(set(games)) == 57 and all(g.startswith("atari/") for g in games)
+    assert cfg.hydra.sweeper.param is None and cfg.hydra.sweeper.trials == 1
+    assert (cfg.total_frames, cfg.lr_anneal_frames, cfg.eval.final_episodes) == (
+        5_000_000, 40_000_000, 10)
+    assert cfg.envs_per_worker == 16  # the default setting, not a preset's own
+
+
+def test_a_grid_sweep_runs_evaluates_and_resumes_through_the_cli(tmp_path):
+    sweep = tmp_path / "grid"
+    args = ["-m", "+experiment=atari57", "env=atari/pong,atari/breakout", "total_frames=4000",
+            "workers=1", "envs_per_worker=2", "eval.final_episodes=1",
+            "eval.max_episode_frames=400", "env.max_episode_frames=400", *QUICK,
+            f"hydra.sweep.dir={sweep}"]
+    result = run_cli(args, tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    manifest = json.loads((sweep / "sweep.json").read_text())
+    assert [r["status"] for r in manifest["runs"]] == ["finished", "finished"]
+    assert manifest["param"] is None
+    for game in ("pong", "breakout"):
+        evaluation = json.loads((sweep / f"env-atari-{game}" / "seed_1" /
+                                 "evaluation.json").read_text())
+        assert len(evaluation["scores"]) == 1
+    again = run_cli(args, tmp_path, timeout=300)  # the same command: nothing left to do
+    assert again.returncode == 0
+    assert "2 runs of seed ~ nothing drawn, 0 to do" in again.stdout + again.stderr

@@ -74,22 +74,27 @@ def _sweep_table(groups: dict[str, list[Run]], k: int, window: int) -> list[str]
     return lines
 
 
+def _worker_curves(members: list[Run], k: int, window: int
+                   ) -> tuple[dict[int, list[Run]], dict[int, Any]]:
+    """A group's runs by worker count, and each count's best-k mean curve against hours."""
+    by_workers: dict[int, list[Run]] = defaultdict(list)
+    for run in members:
+        by_workers[run.workers].append(run)
+    curves = {}
+    for workers, group in by_workers.items():
+        chosen = [r for r in best_k(group, k, window) if len(r.scores)]
+        if chosen:
+            curves[workers] = mean_curve([r.hours for r in chosen],
+                                         [r.scores for r in chosen], window=window)
+    return by_workers, curves
+
+
 def _scaling(runs: list[Run], k: int, window: int, reference: float | None,
              out: Path) -> list[str]:
     """Groups that differ only in ``workers``: data efficiency and speed-up (Table 2)."""
     lines: list[str] = []
     for index, (name, members) in enumerate(group_runs(runs, ("workers",)).items()):
-        by_workers: dict[int, list[Run]] = defaultdict(list)
-        for run in members:
-            by_workers[run.workers].append(run)
-        if len(by_workers) < 2:
-            continue
-        curves = {}
-        for workers, group in by_workers.items():
-            chosen = [r for r in best_k(group, k, window) if len(r.scores)]
-            if chosen:
-                curves[workers] = mean_curve([r.hours for r in chosen],
-                                             [r.scores for r in chosen], window=window)
+        by_workers, curves = _worker_curves(members, k, window)
         if len(curves) < 2:
             continue
         target = reference if reference is not None else min(
@@ -221,15 +226,7 @@ def _speedups_over_games(runs: list[Run], k: int, window: int) -> list[str]:
     per_method: dict[str, dict[str, dict[int, float | None]]] = defaultdict(dict)
     for members in group_runs(runs, ("workers",)).values():
         first = members[0]
-        by_workers: dict[int, list[Run]] = defaultdict(list)
-        for run in members:
-            by_workers[run.workers].append(run)
-        curves = {}
-        for workers, group in by_workers.items():
-            chosen = [r for r in best_k(group, k, window) if len(r.scores)]
-            if chosen:
-                curves[workers] = mean_curve([r.hours for r in chosen],
-                                             [r.scores for r in chosen], window=window)
+        _, curves = _worker_curves(members, k, window)
         if len(curves) < 2:
             continue
         target = min(float(np.nanmax(c[1])) for c in curves.values())
