@@ -144,7 +144,7 @@ def test_setting_base_gives_the_defaults_of_before_the_layers():
     assert (cfg.network.centre_input, cfg.network.centre_on, cfg.network.torso_init) == (
         True, "mean", "lecun_bias")
     assert (cfg.optimizer.eps, cfg.optimizer.initial_square_avg) == (0.1, 0.0)
-    assert compose("setting=base", "env.a3c_default_lr=2e-3").lr == 2e-3
+    assert compose("setting=base", "algo.default_lr=2e-3").lr == 2e-3
 
 
 def test_cartpoles_defaults_are_the_measured_quick_start():
@@ -203,8 +203,7 @@ def test_composition_errors_are_one_line(overrides, fragment):
     (["seed=4294967296"], "seed=4294967296"),
     (["lr=inf"], "lr=inf"),
     # unused by this run's lr (given), still a mistake
-    (["lr=1e-3", "env.a3c_default_lr=2"], "env.a3c_default_lr=2.0"),
-    (["algo=nstep_q", "env.a3c_entropy_beta=5"], "env.a3c_entropy_beta=5.0"),
+    (["lr=1e-3", "algo.default_lr=2"], "algo.default_lr=2.0"),
     (["eval.interval_frames=0"], "eval.interval_frames=0"),
     (["eval.max_episode_frames=0"], "eval.max_episode_frames=0"),
     (["checkpoint.interval_frames=0"], "checkpoint.interval_frames=0"),
@@ -224,7 +223,6 @@ def test_composition_errors_are_one_line(overrides, fragment):
     # each named as written, not as the key that reads it (lr, total_frames)
     (["algo.default_lr=-1", "lr=1e-3"], "algo.default_lr=-1.0"),
     (["algo=nstep_q", "algo.default_lr=-1"], "algo.default_lr=-1.0"),
-    (["env.a3c_default_lr=-1"], "env.a3c_default_lr=-1.0"),
     (["env.default_total_frames=-5", "total_frames=1000"], "env.default_total_frames=-5"),
     (["env.default_total_frames=-5"], "env.default_total_frames=-5"),
     (["env.sweep_lr_low=-1"], "env.sweep_lr_low=-1 and env.sweep_lr_high=0.01"),
@@ -338,14 +336,15 @@ def test_a_run_saved_before_a_key_existed_resumes_with_the_value_it_used():
     assert restored.algo.gae_lambda == 1.0 and restored.network.policy_init_scale == 0.01
     assert restored.network.centre_input is False and restored.network.mlp_activation == "relu"
     assert restored.envs_per_worker == 1 and restored.log.wandb is False
-    assert restored.env.a3c_default_lr == 7e-4 and restored.optimizer.initial_square_avg == 0
+    assert restored.optimizer.initial_square_avg == 0
     assert restored.lr == saved["lr"] and restored.total_frames == saved["total_frames"]
     # every key it lacked is filled: none is left MISSING
     assert OmegaConf.missing_keys(restored) == set()
 
 
 # the config a run stored in its checkpoint, as each of these commits composed and saved it
-# (the commit that added the option; eba9e64 had env.default_lr, renamed since)
+# (the commit that added the option; eba9e64 had env.default_lr, removed since with the other
+# env keys that only gave an algorithm its default: config/saved.py's DEFAULTS_REMOVED)
 SAVED_CONFIGS = sorted((Path(__file__).parent / "data" / "saved_configs").glob("*.json"))
 
 
@@ -353,15 +352,17 @@ SAVED_CONFIGS = sorted((Path(__file__).parent / "data" / "saved_configs").glob("
 def test_a_config_saved_by_an_old_commit_resumes_with_every_key_filled(path):
     import json
 
-    from asyncrl.config.saved import typed_config
+    from asyncrl.config.saved import DEFAULTS_REMOVED, typed_config
 
     saved = json.loads(path.read_text())
     restored = OmegaConf.to_object(typed_config(saved))  # raises on a key left MISSING
     assert restored.lr == saved["lr"] and restored.seed == saved["seed"]
     for group in ("algo", "network", "optimizer", "env"):
         for key, value in saved[group].items():
-            renamed = {"default_lr": "a3c_default_lr"} if group == "env" else {}
-            assert getattr(getattr(restored, group), renamed.get(key, key)) == value, (group, key)
+            if (group, key) in DEFAULTS_REMOVED:  # a default of another key: dropped
+                assert not hasattr(getattr(restored, group), key)
+                continue
+            assert getattr(getattr(restored, group), key) == value, (group, key)
 
 
 def test_a_run_saved_with_a_removed_key_resumes_only_with_todays_behaviour():

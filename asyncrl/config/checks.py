@@ -3,7 +3,6 @@ then the environment family's own. Each raises a one-line ``UserError`` naming t
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from asyncrl.action_kinds import action_kind_problem
@@ -16,7 +15,7 @@ from asyncrl.config.option_checks import (
     check_options,
 )
 from asyncrl.config.schemas import SCHEMAS
-from asyncrl.envs.family import DomainDefaults, Family, family_of
+from asyncrl.envs.family import Family, family_of
 from asyncrl.errors import UserError
 from asyncrl.run_files.trackers import check_wandb_installed
 
@@ -103,18 +102,7 @@ def _check_entropy_beta(name: str, value: float) -> None:
                         "(the paper: 0.01, MuJoCo 1e-4)")
 
 
-# the environment's domain keys that feed an algorithm's value (every DomainDefaults field
-# named *_lr or *_entropy_beta), each with its range check: read only through an algorithm or
-# a preset, so a bad one this run does not read (lr= given, a value-based method) would
-# otherwise pass unseen
-_ENV_KEY_CHECKS = {"_lr": _check_lr, "_entropy_beta": _check_entropy_beta}
-ENV_VALUE_KEYS = {f.name: check for f in dataclasses.fields(DomainDefaults)
-                  for suffix, check in _ENV_KEY_CHECKS.items() if f.name.endswith(suffix)}
-
-
 def _check_env_keys(env: Any) -> None:
-    for key, check in ENV_VALUE_KEYS.items():
-        check(f"env.{key}", getattr(env, key))
     if env.default_total_frames <= 0:
         raise UserError(f"env.default_total_frames={env.default_total_frames}: must be a "
                         "positive number of frames")

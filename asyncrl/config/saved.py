@@ -33,8 +33,12 @@ KEYS_REMOVED = {"precision": "fp32"}  # bf16 autocast, built and removed (docs/p
 
 
 # (group, key) of keys that only gave another key its default and were removed: the run
-# saved the value they gave (its config is resolved), so they are dropped whatever they held
-DEFAULTS_REMOVED = {("env", "a3c_t20_background_lr")}  # a preset's per-game lr, 2026-12-07
+# saved the value they gave (its config is resolved), so they are dropped whatever they held.
+# 2026-12-07: a preset's per-game lr, and A3C's values for a domain, which moved from the env
+# schema to conf/domain (env.default_lr is the name a3c_default_lr had for a day)
+DEFAULTS_REMOVED = {("env", "a3c_t20_background_lr"), ("env", "a3c_default_lr"),
+                    ("env", "a3c_entropy_beta"), ("env", "a3c_episode_updates"),
+                    ("env", "default_lr")}
 
 
 def _without_keys_removed(data: dict[str, Any]) -> dict[str, Any]:
@@ -50,7 +54,7 @@ def _without_keys_removed(data: dict[str, Any]) -> dict[str, Any]:
 
 
 # (group, old name) -> today's name, for keys that kept their meaning under a new name
-KEYS_RENAMED = {("env", "default_lr"): "a3c_default_lr"}  # when algo.default_lr came
+KEYS_RENAMED: dict[tuple[str, str], str] = {}
 
 
 def _with_keys_renamed(data: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +80,7 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
     ("checkpoint", ()): {"keep": False},
     ("eval", ()): {"final_episodes": 0},  # no evaluation of the final weights
     # before default_lr, conf/config.yaml gave every run lr 7e-4 (Atari's A3C lr was
-    # env.default_lr, now a3c_default_lr, for a day); every update was a bootstrapped
+    # env.default_lr for a day, removed since); every update was a bootstrapped
     # segment; the advantage was the n-step one
     ("algo", ("a3c",)): {"default_lr": 7e-4, "episode_updates": False, "gae_lambda": 1.0},
     # and each worker drew one final epsilon for all of its environments
@@ -91,7 +95,6 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
                                   "spatial_softmax": False, "conv": "paper",
                                   "torso_init": "lecun_bias", "centre_on": "mean"},
     ("optimizer", ("shared_rmsprop",)): {"initial_square_avg": 0.0},
-    ("env", ("atari",)): {"a3c_default_lr": 7e-4},
     # the gym family took vector observations only
     ("env", ("gym",)): {"kwargs": {}, "frame_skip": 1, "grayscale": True, "screen_size": 84,
                         "frame_stack": 4},

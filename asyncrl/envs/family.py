@@ -60,12 +60,9 @@ ENTRY_POINT_GROUP = "asyncrl.env_families"
 
 @dataclass
 class DomainDefaults:
-    """Settings tied to a domain, the paper's and the presets' lr; every family's schema
-    starts from these (conf/algo/a3c.yaml, the sweeps and conf/experiment read them)."""
+    """A domain's run length and sweep range; every family's schema starts from these (the
+    sweeps read them). An algorithm's values for a domain live in conf/domain, not here."""
 
-    a3c_entropy_beta: float = 0.01
-    a3c_episode_updates: bool = False
-    a3c_default_lr: float = 7e-4  # A3C's lr unless lr= is given or the setting's layer sets one
     default_total_frames: int = 40_000_000  # total_frames unless given
     sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
     sweep_lr_high: float = 1e-2

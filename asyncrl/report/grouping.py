@@ -19,7 +19,7 @@ from asyncrl.report.runs import VARYING, Run
 
 # named in every label already, or following from the environment rather than chosen
 LABELLED = ("algo.name", "network.name", "optimizer.name", "workers", "env.family")
-DERIVED = ("algo.default_lr", "env.a3c_default_lr")  # only defaults of lr, which a sweep varies
+DERIVED = ("algo.default_lr",)  # only the default of lr, which a sweep varies
 
 
 def flat_settings(config: dict[str, Any]) -> dict[str, Any]:

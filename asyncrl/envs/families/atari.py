@@ -25,7 +25,6 @@ class AtariEnvConfig(DomainDefaults):
     max_episode_frames: int = MISSING
     terminal_on_life_loss: bool = MISSING
     clip_rewards: bool = MISSING
-    a3c_default_lr: float = MISSING
 
 
 def make(env: Any, render_mode: str | None, evaluation: bool) -> Any:

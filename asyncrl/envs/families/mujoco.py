@@ -15,8 +15,6 @@ from asyncrl.errors import UserError
 class MujocoDefaults(DomainDefaults):
     """The paper's MuJoCo settings (Supp. "Continuous Action Control", Figure S-mujoco)."""
 
-    a3c_entropy_beta: float = MISSING
-    a3c_episode_updates: bool = MISSING
     sweep_lr_low: float = 1e-5
     sweep_lr_high: float = 1e-1
 
