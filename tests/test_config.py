@@ -60,6 +60,13 @@ def test_every_option_of_the_other_groups_composes(group, setting):
         assert getattr(cfg, group).name == Path(option).name
 
 
+@pytest.mark.parametrize("override", ["family=atari", "domain=tuned/atari/a3c",
+                                      "domain/all=mujoco/a3c", "+family=maze"])
+def test_the_groups_the_config_chooses_itself_are_refused_on_the_command_line(override):
+    with pytest.raises(UserError, match="follows from env= and setting="):
+        compose_config([override, "env=mujoco/hopper"], as_object=True)
+
+
 @pytest.mark.parametrize(("overrides", "said"), [
     (["optimizer=momentum_sgd"], "optimizer.eps is not a key of optimizer=momentum_sgd: "
      "momentum SGD keeps no squared-gradient statistics; conf/domain/tuned/atari/a3c.yaml sets "

@@ -33,10 +33,19 @@ def register_schemas() -> None:
             cs.store(group=f"schema/{group}", name=name, node=node)
 
 
+# groups the config chooses itself: the family an env's YAML marks, the layers that follow
+INTERNAL_GROUPS = ("family", "domain", "domain/all")
+
+
 def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
     """Compose ``conf/config.yaml`` with overrides; every Hydra/OmegaConf error -> UserError."""
     from hydra import compose, initialize_config_dir
 
+    for override in overrides:
+        group = override.split("=", 1)[0].lstrip("+~").split("@", 1)[0]
+        if group in INTERNAL_GROUPS:
+            raise UserError(f"{override}: {group} follows from env= and setting=; choose "
+                            "those instead (setting=tuned, paper or base)")
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=list(overrides))
