@@ -548,3 +548,12 @@ def test_more_workers_than_cores_is_said_once_and_as_many_is_not(monkeypatch, ca
         cli.warn_if_cores_shared(3)
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and said[0].startswith("workers=3 on 2 cores: the workers share")
+
+
+def test_cfg_job_refuses_a_bad_override_in_one_line_as_a_run_does(workdir):
+    result = run_cli(["--cfg", "job", "algo.entropy_betta=0.1"], workdir)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Key 'entropy_betta' not in 'A3CConfig'" in lines[0]
+    shown = run_cli(["--cfg", "job", "setting=paper"], workdir)  # and a good one still prints
+    assert shown.returncode == 0 and "envs_per_worker: 1" in shown.stdout

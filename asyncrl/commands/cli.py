@@ -114,10 +114,16 @@ def prepare_arguments(args: list[str]) -> list[str]:
                        also=requested_start)
         return maximise_scores(args)
     if any(a.startswith("-") for a in args):
-        if any(a in ("--cfg", "-c") for a in args) and "--resolve" not in args:
-            # unresolved, the config shows ${asyncrl.cpus:} for workers and
-            # ${algo.default_lr} for lr: the values a run would use are what one asks for
-            args = [*args, "--resolve"]
+        if any(a in ("--cfg", "-c") for a in args):
+            # a bad override is refused in one line, as a run's is (Hydra's own message
+            # takes several lines and exits 1); the config shown may hold values a run
+            # would refuse: it is there to be read
+            compose_config([a for a in args if "=" in a and not a.startswith("-")
+                            and not a.startswith(("hydra.", "hydra/"))], as_object=True)
+            if "--resolve" not in args:
+                # unresolved, the config shows ${asyncrl.cpus:} for workers and
+                # ${algo.default_lr} for lr: the values a run would use are what one asks for
+                args = [*args, "--resolve"]
         return args  # --cfg, --hydra-help ...: Hydra's own business
     overrides = [a for a in args if not a.startswith(("hydra.", "hydra/"))]
     resume = _resume_dir(overrides)
