@@ -4,7 +4,7 @@
 k environments, after a 3 s warm-up. To compare two versions of the acting loop, run it with
 ``PYTHONPATH=TREE`` for each tree in turn, alternating, on an idle machine; it prints which
 tree it imported.
-docs/performance.md quotes its output for the one acting loop.
+docs/notes/ quotes its output for the one acting loop.
 """
 
 from __future__ import annotations

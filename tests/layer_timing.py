@@ -19,7 +19,7 @@ keeps it, uint8 screens held channels-last as the rollout buffers hold them; the
   channels-last segment buffer: torch's strided copy against ``cv2.merge``'s interleave,
   which ``Actors._store`` uses, in microseconds.
 
-docs/performance.md ("What is left in the preset's update", "One pass for the input, one
+docs/notes/ ("What is left in the preset's update", "One pass for the input, one
 interleave for each screen") quotes its output; nothing in asyncrl uses the second form.
 """
 

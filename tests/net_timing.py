@@ -2,7 +2,7 @@
 
 ``python -m tests.net_timing [--batches 1 8 48 96] [--repeats 50]``: the A3C model for Pong,
 one thread, uint8 screens held channels-last as the rollout buffers hold them, the median
-of ``--repeats`` timings after a warm-up. docs/performance.md quotes its output.
+of ``--repeats`` timings after a warm-up. docs/notes/ quotes its output.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def typed_config(data: dict[str, Any]) -> Any:
 
 # top-level keys that existed on main for a while and were removed, with the value that is
 # today's behaviour: a run saved with it resumes; one saved with another value is refused
-KEYS_REMOVED = {"precision": "fp32"}  # bf16 autocast, built and removed (docs/performance.md)
+KEYS_REMOVED = {"precision": "fp32"}  # bf16 autocast, built and removed (docs/notes/)
 
 
 # (group, key) of keys that only gave another key its default and were removed: the run

@@ -5,7 +5,7 @@ such blocks are freed, to 32 MiB at most) from fresh pages of the kernel and ret
 on free, and trims the heap's free top back to the kernel too. The learner's float copy of
 a batch of screens is such a block: at k = 16 and t_max = 20 it holds 336 screens of
 4 x 84 x 84, 38 MB, so every update page-faulted its way through it again, about half of
-the learner's forward and a third of its forward and backward (docs/performance.md).
+the learner's forward and a third of its forward and backward (docs/notes/).
 Raising both limits keeps the pages the process has touched.
 """
 

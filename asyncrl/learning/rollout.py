@@ -105,7 +105,7 @@ def _interleaved_rows(buffer: torch.Tensor) -> list[np.ndarray] | None:
 
 def _screen_layout(buffer: torch.Tensor) -> torch.Tensor:
     """Image stacks (N, C, H, W) stored channel-innermost, the layout the conv torso computes
-    in: converting there would copy every batch again (docs/performance.md)."""
+    in: converting there would copy every batch again (docs/notes/)."""
     if buffer.dim() == 4:
         return buffer.contiguous(memory_format=torch.channels_last)
     return buffer
@@ -208,7 +208,7 @@ class Actors:
         """Environment i's observation into ``row`` of its buffer. A uint8 stack of frames
         goes into the channels-last row through ``cv2.merge``, which interleaves the frames
         about 5x faster than torch's strided copy (Atari's 4 x 84 x 84: 3.4 against 17.4 us,
-        336 times an update of the t_max 20 preset; docs/performance.md); anything else, or
+        336 times an update of the t_max 20 preset; docs/notes/); anything else, or
         a shape cv2 does not write in place, torch copies, and checks, as before."""
         rows = self.obs_rows[i]
         if (rows is not None and isinstance(obs, np.ndarray) and obs.dtype == np.uint8

@@ -5,7 +5,7 @@ As torch ops the background preset's input is four passes over the batch (the fl
 its scaling, the newest frame widened to int64 for the background's count, the
 subtraction): about 9 % of a worker's time at the t_max 20 preset, where the learner
 prepares 336 screens and acting 16 at each of 20 steps. The loop below counts the newest
-frame and writes each float once, 2.4-2.9x faster (docs/performance.md). Its values are the
+frame and writes each float once, 2.4-2.9x faster (docs/notes/). Its values are the
 torch ops' to the bit: the same float32 product and difference in the same order, and
 among tied counts the lowest pixel value, the one ``argmax`` returns first.
 """

@@ -143,7 +143,7 @@ class ConvTorso(nn.Module):
             scaled.sub_(background_level(obs) if self.centre_on == "background"
                         else scaled.mean(dim=(-3, -2, -1), keepdim=True))
         # oneDNN's convolutions, the backward above all, run 1.5-2.5x faster on pixels stored
-        # channel-innermost once a batch holds more than one screen (docs/performance.md)
+        # channel-innermost once a batch holds more than one screen (docs/notes/)
         return scaled.contiguous(memory_format=torch.channels_last)
 
 
