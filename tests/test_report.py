@@ -252,8 +252,8 @@ def test_table_1_over_games_from_the_final_weights_evaluations(tmp_path):
     # the paper's Table S3 on the same two games, normalised the same way: A3C FF 1 day
     # pong 11.4 -> 90.9 %, breakout 551.6 -> 1,909.4 %: mean 1,000.2 %
     assert "| paper: A3C FF, 1 day on CPU, these games | 2 | 1,000.2 % |" in table
-    assert "| pong | 2 | 8.8 | 0.0 | -20.7 | 14.6 | 83.6 % |" in table
-    assert "| qbert | 1 | – | 300.0 |" in table  # run, not evaluated: in no mean
+    assert "| pong | 2 | 8.8 | 2 | 0.0 | -20.7 | 14.6 | 83.6 % |" in table  # 1 episode each
+    assert "| qbert | 1 | – | 0 | 300.0 |" in table  # run, not evaluated: in no mean
     assert "Not run yet (54):" in table and "seaquest" in table
 
 

@@ -294,7 +294,7 @@ def test_a_grid_sweep_runs_evaluates_and_resumes_through_the_cli(tmp_path):
     args = ["-m", "+experiment=atari57", "env=atari/pong,atari/breakout", "total_frames=4000",
             "workers=1", "envs_per_worker=2", "eval.final_episodes=1",
             "eval.max_episode_frames=400", "env.max_episode_frames=400", *QUICK,
-            f"hydra.sweep.dir={sweep}"]
+            "hydra.sweeper.trials=1", f"hydra.sweep.dir={sweep}"]
     result = run_cli(args, tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     manifest = json.loads((sweep / "sweep.json").read_text())
@@ -307,3 +307,12 @@ def test_a_grid_sweep_runs_evaluates_and_resumes_through_the_cli(tmp_path):
     again = run_cli(args, tmp_path, timeout=300)  # the same command: nothing left to do
     assert again.returncode == 0
     assert "2 runs of seed ~ nothing drawn, 0 to do" in again.stdout + again.stderr
+    # a run whose final evaluation was stopped (finished, no evaluation.json) is evaluated
+    # when the sweep is carried on: resumed, with the sweep's own hydra.sweeper.* settings
+    pong = sweep / "env-atari-pong" / "seed_1"
+    (pong / "evaluation.json").unlink()
+    third = run_cli(args, tmp_path, timeout=300)
+    assert third.returncode == 0, third.stderr[-2000:]
+    said = third.stdout + third.stderr
+    assert "2 runs of seed ~ nothing drawn, 1 to do" in said and "without its final" in said
+    assert (pong / "evaluation.json").is_file()

@@ -213,13 +213,16 @@ def _resume_dir(overrides: Sequence[str]) -> Path | None:
     return None
 
 
-def resumed_config(resume: Path, overrides: Sequence[str]) -> tuple[DictConfig, Checkpoint]:
+def resumed_config(resume: Path, overrides: Sequence[str], in_a_sweep: bool = False
+                   ) -> tuple[DictConfig, Checkpoint]:
     """The config a run was started with, plus the few keys a resume may change; and the
-    checkpoint it came from."""
+    checkpoint it came from. ``in_a_sweep``: a sweep resuming one of its runs, whose
+    ``+experiment=`` preset only names the sweep's own settings (``hydra.sweeper.*``)."""
     if not resume.is_dir():
         raise UserError(f"resume={resume}: no such run directory")
     saved = load_checkpoint(checkpoint_path(resume))
-    changes = [o for o in overrides if not o.startswith("resume=")]
+    changes = [o for o in overrides if not o.startswith("resume=")
+               and not (in_a_sweep and o.lstrip("+").startswith("experiment="))]
     refused = [o for o in changes if not o.split("=", 1)[0].lstrip("+~").startswith(RESUMABLE_KEYS)]
     if refused:
         raise UserError(f"resume takes its config from {resume}; only "
@@ -244,7 +247,9 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Sequence[str] = ()) -> int:
     saved = None
     if cfg.resume:
         run_dir = Path(cfg.resume)
-        cfg, saved = resumed_config(run_dir, overrides)
+        cfg, saved = resumed_config(run_dir, overrides,
+                                    in_a_sweep=HydraConfig.initialized()
+                                    and HydraConfig.get().mode == RunMode.MULTIRUN)
         log.info("resuming %s from T=%s", run_dir, f"{saved.frames:,}")
     else:  # a run of a +sweep= multirun, whose other values no check has seen
         check_switches(cfg, overrides)

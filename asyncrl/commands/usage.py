@@ -23,7 +23,8 @@ Choose (GROUP=OPTION):
                torcs/slow_car|fast_car[_bots], gym env.id=ID (any gymnasium id)
   setting=     tuned (default: the values measured best on the paper's six tuning games,
                where a family and algorithm have some: A3C on Atari), paper (the paper's
-               own: k=1, t_max 5, unweighted losses, uncentred input, 16 workers at most),
+               own: k=1, t_max 5, unweighted losses, uncentred Atari input, 16 workers at
+               most),
                base (neither: the defaults before 2026-12-07)
   +sweep=      lr_loguniform: the paper's 50 lr draws from LogUniform(1e-4, 1e-2), with -m
                (each run from its env's range: MuJoCo 1e-5 to 1e-1)
@@ -34,7 +35,8 @@ Choose (GROUP=OPTION):
                a3c_batched (setting=base with k=16, RMSProp eps 1e-3, lr 1e-3)
                a3c_batched_t20 (the same with t_max 20, lr 2e-3, g from 0.1)
                a3c_batched_background (a3c_batched, torso orthogonal, background at 0)
-               a3c_batched_t20_background (the tuned Atari A3C setting as keys, any env)
+               a3c_batched_t20_background (the tuned Atari A3C setting as keys, for any
+               image env with network=ff or lstm)
                nstep_q_batched (setting=base, n-step Q, k=16, RMSProp eps 1e-3, g from 0.1)
 
 Keys set most often (defaults in brackets):

@@ -179,7 +179,7 @@ def describe_config_error(exc: BaseException) -> str:
     foreign = re.search(r"Key '(\w+)' not in '(\w+)'", _causes(exc))
     reason = foreign and refusal(foreign.group(2), foreign.group(1))
     if reason:
-        layer = re.search(r"In '(domain/(\w+)/[\w/]+)'", _causes(exc))
+        layer = re.search(r"In '(domain/(?!all/)(\w+)/[\w/]+)'", _causes(exc))
         if layer:  # the setting's layer set the key, not the command line
             instead = "setting=base" + (" (or setting=paper)" if layer.group(2) != "paper" else "")
             return (f"{reason}; conf/{layer.group(1)}.yaml sets it for setting="

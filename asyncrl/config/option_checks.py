@@ -46,7 +46,9 @@ def check_options(cfg: Any, observes_images: bool | None) -> None:
     centre_on = getattr(cfg.network, "centre_on", "mean")
     if centre_on != "mean" and not getattr(cfg.network, "centre_input", False):
         raise UserError(f"network.centre_on={centre_on} says what centring subtracts, and "
-                        "network.centre_input=false turns centring off")
+                        "network.centre_input=false turns centring off (the default A3C "
+                        "setting on Atari sets centre_on=background: add "
+                        "network.centre_on=mean, or setting=base)")
     if centre_on != "mean" and observes_images is False:
         raise UserError(f"network.centre_on={centre_on} centres images, and this "
                         "environment's observations are vectors")

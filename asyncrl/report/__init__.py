@@ -194,9 +194,9 @@ def _games_table(runs: list[Run], window: int) -> list[str]:
                 lines.append(f"| paper: {label}, these games | {len(theirs)} | "
                              f"{np.mean(theirs):,.1f} % | {np.median(theirs):,.1f} % |")
             lines.append(f"| paper: {label}, Table 1 | 57 | {mean57:,.1f} % | {median57:,.1f} % |")
-        lines += ["", "| game | runs | evaluation (final weights) | training, last "
+        lines += ["", "| game | runs | evaluation (final weights) | episodes | training, last "
                   f"{window} | random | human | human-normalised | entropy, end / start |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for game in sorted(by_game):
             group = by_game[game]
             scores = evaluated[game]
@@ -206,6 +206,7 @@ def _games_table(runs: list[Run], window: int) -> list[str]:
             score = float(np.mean(scores)) if scores else None
             lines.append(
                 f"| {game} | {len(group)} | {_fmt(score)} | "
+                f"{sum(r.evaluation_episodes for r in group)} | "
                 f"{_fmt(float(np.mean(train)) if train else None)} | "
                 f"{row['random'] if row else '–'} | {row['human'] if row else '–'} | "
                 + (f"{normalised(game, score):,.1f} %" if score is not None and row else "–")
@@ -222,31 +223,32 @@ def _games_table(runs: list[Run], window: int) -> list[str]:
 def _speedups_over_games(runs: list[Run], k: int, window: int) -> list[str]:
     """Paper Table 2: each game's speed-up of n workers over the fewest, to that game's
     own reference score (the highest every worker count's best-k mean reached), then
-    averaged over the games."""
-    per_method: dict[str, dict[str, dict[int, float | None]]] = defaultdict(dict)
-    for members in group_runs(runs, ("workers",)).values():
-        first = members[0]
-        _, curves = _worker_curves(members, k, window)
-        if len(curves) < 2:
-            continue
-        target = min(float(np.nanmax(c[1])) for c in curves.values())
-        times = {w: time_to_reach(c[0], c[1], target) for w, c in curves.items()}
-        method = first.experiment(("env", "workers"))
-        per_method[method][first.env_name] = speedups(times)
+    averaged over the games run with the same worker counts."""
     lines: list[str] = []
-    for method, games in per_method.items():
-        if len(games) < 2:
-            continue
-        counts = sorted({w for ups in games.values() for w in ups})
-        lines += [f"### {method}: averaged over {len(games)} games "
-                  f"({', '.join(sorted(games))})", "",
-                  "| workers | " + " | ".join(str(w) for w in counts) + " |",
-                  "| --- | " + " | ".join("---:" for _ in counts) + " |"]
-        means = []
-        for w in counts:
-            values = [ups[w] for ups in games.values() if ups.get(w) is not None]
-            means.append(_fmt(float(np.mean(values)), 2) if values else "–")
-        lines += ["| mean speed-up | " + " | ".join(means) + " |", ""]
+    for method, members in group_runs(runs, ("env", "workers")).items():
+        by_game: dict[str, list[Run]] = defaultdict(list)
+        for run in members:
+            by_game[run.env_name].append(run)
+        tables: dict[tuple[int, ...], dict[str, dict[int, float | None]]] = defaultdict(dict)
+        for game, game_runs in by_game.items():
+            _, curves = _worker_curves(game_runs, k, window)
+            if len(curves) < 2:
+                continue
+            target = min(float(np.nanmax(c[1])) for c in curves.values())
+            times = {w: time_to_reach(c[0], c[1], target) for w, c in curves.items()}
+            tables[tuple(sorted(curves))][game] = speedups(times)
+        for counts, games in tables.items():
+            if len(games) < 2:
+                continue
+            means = []
+            for w in counts:
+                values = [ups[w] for ups in games.values() if ups.get(w) is not None]
+                means.append(_fmt(float(np.mean(values)), 2) if values else "–")
+            lines += [f"### {method}: averaged over {len(games)} games "
+                      f"({', '.join(sorted(games))})", "",
+                      "| workers | " + " | ".join(str(w) for w in counts) + " |",
+                      "| --- | " + " | ".join("---:" for _ in counts) + " |",
+                      "| mean speed-up | " + " | ".join(means) + " |", ""]
     return lines
 
 

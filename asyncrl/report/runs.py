@@ -38,6 +38,7 @@ class Run:
     reason: str = ""
     recorded_frames: int | None = None  # T in status.json: later than the last episode's
     evaluation: float | None = None  # the final weights' mean score (evaluation.json)
+    evaluation_episodes: int = 0     # ... over this many episodes
 
     @property
     def lr(self) -> float:
@@ -145,15 +146,16 @@ def find_runs(roots: list[Path]) -> Found:
             found.runs.append(Run(run_dir, {str(k): v for k, v in config.items()}, frames,
                                   hours, scores, state, str(status.get("reason", "")),
                                   int(recorded) if isinstance(recorded, int | float) else None,
-                                  read_evaluation(run_dir)))
+                                  *read_evaluation(run_dir)))
     return found
 
 
-def read_evaluation(run_dir: Path) -> float | None:
-    """The mean score of ``RUN/evaluation.json`` (``eval.final_episodes``, ``asyncrl-eval``),
-    where it is there and whole."""
+def read_evaluation(run_dir: Path) -> tuple[float | None, int]:
+    """The mean score of ``RUN/evaluation.json`` (``eval.final_episodes``, ``asyncrl-eval``)
+    and its number of episodes, where the file is there and whole."""
     try:
-        mean = json.loads((run_dir / "evaluation.json").read_text())["mean"]
+        record = json.loads((run_dir / "evaluation.json").read_text())
+        mean, episodes = record["mean"], len(record["scores"])
     except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return float(mean) if isinstance(mean, int | float) else None
+        return None, 0
+    return (float(mean), episodes) if isinstance(mean, int | float) else (None, 0)

@@ -38,7 +38,7 @@ from omegaconf import DictConfig, OmegaConf
 from asyncrl import exit_codes
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import checkpoint_path
-from asyncrl.run_files.run_status import DONE, FAILED, read_status
+from asyncrl.run_files.run_status import DONE, FAILED, FINISHED, read_status
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +226,10 @@ class LogUniformSweeperBase(Sweeper):
         todo = []
         for index, run in enumerate(runs):
             status = read_status(sweep_dir / run.subdir)
-            if status is not None and status.get("status") in DONE:
+            if needs_final_evaluation(sweep_dir / run.subdir, status):
+                log.info("sweep: %s finished without its final evaluation; evaluating it",
+                         run.subdir)
+            elif status is not None and status.get("status") in DONE:
                 log.info("sweep: %s already %s; kept", run.subdir, status["status"])
                 continue
             todo.append((index, run))
@@ -284,8 +287,10 @@ class LogUniformSweeperBase(Sweeper):
         run_dir = sweep_dir / run.subdir
         where = f"hydra.sweep.subdir={run.subdir}"
         if checkpoint_path(run_dir).exists():  # interrupted: continue where it stopped
-            # the sweep preset stays: the sweep's own hydra.sweeper.* settings refer to it
-            presets = [o for o in run.overrides if o.lstrip("+").startswith("sweep=")]
+            # the sweep and experiment presets stay: the sweep's own hydra.sweeper.* settings
+            # refer to them (the run's config comes from its checkpoint)
+            presets = [o for o in run.overrides
+                       if o.lstrip("+").startswith(("sweep=", "experiment="))]
             return [*presets, f"resume={run_dir}", where]
         return [*run.overrides, where]
 
@@ -317,6 +322,18 @@ class LogUniformSweeperBase(Sweeper):
         tmp.replace(sweep_dir / MANIFEST)
 
 
+def needs_final_evaluation(run_dir: Path, status: dict[str, Any] | None) -> bool:
+    """A finished run whose ``eval.final_episodes`` evaluation was stopped before it wrote
+    ``evaluation.json``: resuming it evaluates it (the training is done)."""
+    if status is None or status.get("status") != FINISHED or (run_dir / "evaluation.json"
+                                                             ).exists():
+        return False
+    try:
+        return int(OmegaConf.load(run_dir / "config.yaml").eval.final_episodes) > 0
+    except Exception:  # noqa: BLE001 - a run from before the key, or a damaged config
+        return False
+
+
 def progress_line(sweep_dir: Path) -> str:
     """Runs done / running / failed / pending, and the best score so far."""
     manifest = json.loads((sweep_dir / MANIFEST).read_text())
@@ -331,6 +348,9 @@ def progress_line(sweep_dir: Path) -> str:
             drawn = (f", {manifest['param']}={run['value']:g}"
                      if manifest.get("param") and run.get("value") is not None else "")
             best = (float(score), f"{run['subdir']}{drawn}")
+    # scores of different games do not compare: no best over a sweep across environments
+    if len({o for run in manifest["runs"] for o in run["overrides"] if o.startswith("env=")}) > 1:
+        best = None
     order = ("finished", "running", "interrupted", "failed", "diverged", "pending")
     parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
     text = f"{len(manifest['runs'])} runs: " + ", ".join(parts)
