@@ -17,7 +17,7 @@ import pytest
 
 from asyncrl.learning.process_name import EVALUATOR_NAME, WORKER_PREFIX
 from asyncrl.run_files.startup import first_frame_phases
-from tests.conftest import CONF, QUICK, cli_env, compose, run_cli
+from tests.conftest import CONF, QUICK, REPO, cli_env, compose, run_cli
 from tests.run_files import (
     checkpoint_frames,
     interruptible,
@@ -557,3 +557,18 @@ def test_cfg_job_refuses_a_bad_override_in_one_line_as_a_run_does(workdir):
     assert len(lines) == 1 and "Key 'entropy_betta' not in 'A3CConfig'" in lines[0]
     shown = run_cli(["--cfg", "job", "setting=paper"], workdir)  # and a good one still prints
     assert shown.returncode == 0 and "envs_per_worker: 1" in shown.stdout
+
+
+def test_each_preset_is_described_by_the_same_words_in_its_yaml_help_and_readme():
+    from asyncrl.commands.usage import USAGE
+
+    help_text = " ".join(USAGE.split())
+    readme = (REPO / "README.md").read_text()
+    presets = sorted((CONF / "experiment").glob("*.yaml"))
+    assert presets
+    for path in presets:
+        second = path.read_text().splitlines()[1]
+        name, _, said = second.removeprefix("# ").partition(": ")
+        assert name == path.stem and said, f"{path.name}'s second line names it and says it"
+        assert f"{name} ({said})" in help_text, f"--help describes {name} otherwise"
+        assert f"| `{name}` | {said} |" in readme, f"README describes {name} otherwise"

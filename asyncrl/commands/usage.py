@@ -28,16 +28,25 @@ Choose (GROUP=OPTION):
                base (neither: the defaults before 2026-12-07)
   +sweep=      lr_loguniform: the paper's 50 lr draws from LogUniform(1e-4, 1e-2), with -m
                (each run from its env's range: MuJoCo 1e-5 to 1e-1)
-  +experiment= paper (one run: setting=paper)
-               atari57 (with -m: all 57 games, the defaults, 5M frames each, evaluated)
-               atari_five_games, optimizer_comparison, worker_scaling, mujoco_sweep (with -m:
-               the paper's figures, under setting=paper)
+  +experiment= paper (the paper's settings wherever it states them: setting=paper)
+               atari57 (with -m: all 57 games, the default setting, 5M frames each,
+               evaluated)
+               atari_five_games (with -m, setting=paper: Figures 1-2, 50 lr draws on five
+               games)
+               optimizer_comparison (with -m, setting=paper: Figure S-optimization, 3
+               optimizers, 4 games)
+               worker_scaling (with -m, setting=paper: Table 2 and Figures 3-4, 1 to 16
+               workers)
+               mujoco_sweep (with -m, setting=paper: Figure S-mujoco, 50 lr draws on 9
+               tasks)
                a3c_batched (setting=base with k=16, RMSProp eps 1e-3, lr 1e-3)
-               a3c_batched_t20 (the same with t_max 20, lr 2e-3, g from 0.1)
-               a3c_batched_background (a3c_batched, torso orthogonal, background at 0)
-               a3c_batched_t20_background (the tuned Atari A3C setting as keys, for any
-               image env with network=ff or lstm)
-               nstep_q_batched (setting=base, n-step Q, k=16, RMSProp eps 1e-3, g from 0.1)
+               a3c_batched_background (a3c_batched with the torso orthogonal, the
+               background subtracted)
+               a3c_batched_t20 (a3c_batched with t_max 20, lr 2e-3, RMSProp's g from 0.1)
+               a3c_batched_t20_background (the default Atari A3C setting as keys, for any
+               image env)
+               nstep_q_batched (setting=base with n-step Q, k=16, RMSProp eps 1e-3, g from
+               0.1, lr 1e-3)
 
 Keys set most often (defaults in brackets):
   workers=N        actor-learner processes [the cores this process may use]
