@@ -208,7 +208,8 @@ def _games_table(runs: list[Run], window: int) -> list[str]:
                 f"| {game} | {len(group)} | {_fmt(score)} | "
                 f"{sum(r.evaluation_episodes for r in group)} | "
                 f"{_fmt(float(np.mean(train)) if train else None)} | "
-                f"{row['random'] if row else '–'} | {row['human'] if row else '–'} | "
+                f"{_fmt(float(row['random'])) if row else '–'} | "
+                f"{_fmt(float(row['human'])) if row else '–'} | "
                 + (f"{normalised(game, score):,.1f} %" if score is not None and row else "–")
                 + " | " + (f"{np.mean(shares):.2f}"
                            + (" (near uniform)" if np.mean(shares) > UNIFORM_FRACTION else "")
