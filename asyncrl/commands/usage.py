@@ -57,6 +57,7 @@ Keys set most often (defaults in brackets):
                    value-based methods: 7e-4]
   seed=N           [1]
   eval.interval_frames=N  eval.episodes=N  checkpoint.interval_seconds=S
+  eval.final_episodes=N   the final weights play N episodes at the end [0] (evaluation.json)
   log.progress=false      plain log lines instead of the live panel
   hydra.run.dir=DIR       where the run writes (config, CSVs, TensorBoard, checkpoints)
 
