@@ -221,14 +221,15 @@ def resumed_config(resume: Path, overrides: Sequence[str], in_a_sweep: bool = Fa
     if not resume.is_dir():
         raise UserError(f"resume={resume}: no such run directory")
     saved = load_checkpoint(checkpoint_path(resume))
-    changes = [o for o in overrides if not o.startswith("resume=")
-               and not (in_a_sweep and o.lstrip("+").startswith("experiment="))]
-    refused = [o for o in changes if not o.split("=", 1)[0].lstrip("+~").startswith(RESUMABLE_KEYS)]
+    changes = [o for o in overrides if not o.startswith("resume=")]
+    # presets that only name Hydra's settings here: the run's config is its checkpoint's
+    hydra_only = ("sweep=", "experiment=") if in_a_sweep else ("sweep=",)
+    values = [o for o in changes if not o.lstrip("+").startswith(hydra_only)]
+    refused = [o for o in values if not o.split("=", 1)[0].lstrip("+~").startswith(RESUMABLE_KEYS)]
     if refused:
         raise UserError(f"resume takes its config from {resume}; only "
                         f"{', '.join(k.rstrip('.') for k in RESUMABLE_KEYS)} may change "
                         f"(got {' '.join(refused)})")
-    values = [o for o in changes if not o.lstrip("+").startswith("sweep=")]  # hydra-only
     try:
         cfg = OmegaConf.merge(typed_config(saved.config), OmegaConf.from_dotlist(values))
         check_switches(cfg, values)

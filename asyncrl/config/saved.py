@@ -16,7 +16,7 @@ GROUP_KEYS = {"algo": "name", "env": "family", "network": "name", "optimizer": "
 
 def typed_config(data: dict[str, Any]) -> Any:
     """A saved, resolved config (plain dict) back into its typed schemas, for resuming."""
-    data = _with_keys_added_since(_with_keys_renamed(_without_keys_removed(data)))
+    data = _with_keys_added_since(_without_keys_removed(data))
     base = OmegaConf.structured(TrainConfig)
     for group, key in GROUP_KEYS.items():
         node = data.get(group) or {}
@@ -51,19 +51,6 @@ def _without_keys_removed(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(kept.get(group), dict) and key in kept[group]:
             kept[group] = {k: v for k, v in kept[group].items() if k != key}
     return kept
-
-
-# (group, old name) -> today's name, for keys that kept their meaning under a new name
-KEYS_RENAMED: dict[tuple[str, str], str] = {}
-
-
-def _with_keys_renamed(data: dict[str, Any]) -> dict[str, Any]:
-    renamed = dict(data)
-    for (group, old), new in KEYS_RENAMED.items():
-        node = renamed.get(group) or {}
-        if old in node:
-            renamed[group] = {(new if k == old else k): v for k, v in node.items()}
-    return renamed
 
 
 # Keys added since runs were first saved (checkpoint format 1), with the value those runs

@@ -31,6 +31,7 @@ from asyncrl.report.metrics import (
 from asyncrl.report.runs import Found, Run, find_runs
 from asyncrl.report.studies import study_lines
 from asyncrl.run_files.atomic import write_text_atomically
+from asyncrl.run_files.plots import read_columns
 
 PAPER_COLUMNS = ("dqn", "gorila", "double", "dueling", "prioritized", "a3c_ff_1day", "a3c_ff",
                  "a3c_lstm")
@@ -144,14 +145,11 @@ def _human_table(runs: list[Run], k: int, window: int) -> list[str]:
 def _entropy_share(run: Run) -> float | None:
     """A3C's policy entropy over the last tenth of its updates as a share of the first
     rows' (a new policy is near uniform): near 1, the policy never left uniform."""
-    path = run.path / "updates.csv"
-    if run.config["algo"]["name"] != "a3c" or not path.exists():
+    if run.config["algo"]["name"] != "a3c":
         return None
     try:
-        with path.open(newline="") as handle:
-            values = [float(row["entropy"]) for row in csv.DictReader(handle)
-                      if row.get("entropy") not in (None, "")]
-    except (OSError, ValueError, KeyError):
+        values = read_columns(run.path / "updates.csv", ["entropy"])["entropy"]
+    except (OSError, ValueError):
         return None
     if len(values) < 40:
         return None
