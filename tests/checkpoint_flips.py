@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     counts = survey(args.flips, args.seed)
-    from asyncrl.commands.bench import machine
+    from asyncrl.tools.bench import machine
 
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {machine()}: {args.flips} single "
           f"flipped bits (seed {args.seed})")

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from asyncrl.commands.probe import _reader, segment_losses
 from asyncrl.run_files.checkpoint import checkpoint_source, load_checkpoint
+from asyncrl.tools.probe import _reader, segment_losses
 
 
 def read_pushes(model, screens, algo) -> None:

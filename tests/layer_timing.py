@@ -147,12 +147,12 @@ def row_copy_us() -> tuple[float, float]:
 def main() -> None:
     from datetime import datetime, timezone
 
-    from asyncrl.commands.bench import machine
+    from asyncrl.tools.bench import machine
 
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
     keep_freed_memory()
-    model = _model("+experiment=a3c_batched_t20_background")
+    model = _model("+experiment=a3c_tuned_keys")
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}, one thread")
     rows = {batch: layer_row(model, batch) for batch in (16, LEARNER_BATCH)}
     print("| ms | " + " | ".join(rows[16]) + " |")

@@ -72,7 +72,7 @@ def timings(batches: list[int], repeats: int) -> list[tuple[int, float, float]]:
 
 
 def main() -> None:
-    from asyncrl.commands.bench import machine
+    from asyncrl.tools.bench import machine
 
     parser = argparse.ArgumentParser(prog="python -m tests.net_timing")
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 48, 96])

@@ -1,6 +1,6 @@
 """The benchmark's file: a partial run replaces only the sections it measured."""
 
-from asyncrl.commands.bench import command_line, merge_sections, other_domains_markdown
+from asyncrl.tools.bench import command_line, merge_sections, other_domains_markdown
 
 
 def test_partial_benchmark_keeps_the_sections_it_did_not_measure():

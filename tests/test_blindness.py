@@ -101,8 +101,8 @@ def test_an_untrained_atari_network_on_pongs_screens_is_well_above_the_threshold
     the bootstrap state): the untrained network's spreads, 3.5e-3 or more in the readings
     that set the threshold, stand well clear of it."""
     from asyncrl.algos.a3c import output_spreads
-    from asyncrl.commands.probe import collect_screens
     from asyncrl.run.launcher import build_shared_state
+    from asyncrl.tools.probe import collect_screens
 
     cfg = compose("env=atari/pong", "workers=1")
     model = build_shared_state(cfg).model
@@ -135,8 +135,8 @@ def test_an_untrained_q_network_on_pongs_screens_is_well_above_the_threshold():
     5 states it acted in): 4.4e-3 on average in the readings that checked the threshold for
     the Q-methods (asyncrl/run/blindness.py)."""
     from asyncrl.algos.value_based import q_spread
-    from asyncrl.commands.probe import collect_screens
     from asyncrl.run.launcher import build_shared_state
+    from asyncrl.tools.probe import collect_screens
 
     cfg = compose("env=atari/pong", "algo=nstep_q", "workers=1")
     model = build_shared_state(cfg).model

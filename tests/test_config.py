@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from asyncrl.algos import algorithm_class
 from asyncrl.config.checks import validate
-from asyncrl.config.compose import compose_config
+from asyncrl.config.compose import RENAMED_PRESETS, compose_config, renamed_preset_notes
 from asyncrl.config.machine import usable_cpus
 from asyncrl.config.schemas import SCHEMAS
 from asyncrl.envs import make_env
@@ -17,7 +17,7 @@ from asyncrl.envs.atari import known_games
 from asyncrl.errors import UserError
 from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer
-from tests.conftest import CONF, compose
+from tests.conftest import CONF, compose, run_cli
 
 PAPER_GAMES = 57
 
@@ -420,7 +420,7 @@ def test_each_algorithm_class_declares_the_schema_and_facts_the_config_uses():
 
 
 def test_the_20_step_batched_preset_sets_its_five_keys_and_nothing_else():
-    plain, preset = compose("setting=base"), compose("+experiment=a3c_batched_t20")
+    plain, preset = compose("setting=base"), compose("+experiment=a3c_k16_t20")
     assert (preset.envs_per_worker, preset.lr, preset.algo.t_max) == (16, 2e-3, 20)
     assert (preset.optimizer.eps, preset.optimizer.initial_square_avg) == (1e-3, 0.1)
     assert (plain.algo.t_max, plain.optimizer.initial_square_avg) == (5, 0.0)
@@ -430,7 +430,7 @@ def test_the_20_step_batched_preset_sets_its_five_keys_and_nothing_else():
 
 
 def test_the_batched_nstep_q_preset_is_the_paper_s_nstep_q_with_four_keys():
-    plain, preset = compose("algo=nstep_q"), compose("+experiment=nstep_q_batched")
+    plain, preset = compose("algo=nstep_q"), compose("+experiment=nstep_q_k16")
     assert preset.algo.name == "nstep_q" and preset.algo == plain.algo  # t_max 5, θ⁻, the ε draw
     assert (preset.envs_per_worker, preset.lr, preset.optimizer.eps) == (16, 1e-3, 1e-3)
     assert preset.optimizer.initial_square_avg == 0.1
@@ -442,7 +442,7 @@ def test_the_batched_nstep_q_preset_is_the_paper_s_nstep_q_with_four_keys():
 
 
 def test_the_batched_a3c_preset_sets_k_eps_and_lr_and_nothing_else():
-    plain, preset = compose("setting=base"), compose("+experiment=a3c_batched")
+    plain, preset = compose("setting=base"), compose("+experiment=a3c_k16")
     assert (preset.envs_per_worker, preset.lr, preset.optimizer.eps) == (16, 1e-3, 1e-3)
     assert (plain.envs_per_worker, plain.optimizer.eps) == (1, 0.1)
     assert preset.algo == plain.algo and preset.network == plain.network
@@ -450,8 +450,8 @@ def test_the_batched_a3c_preset_sets_k_eps_and_lr_and_nothing_else():
 
 
 def test_the_background_preset_is_the_batched_preset_with_two_network_keys():
-    batched = compose("+experiment=a3c_batched")
-    preset = compose("+experiment=a3c_batched_background")
+    batched = compose("+experiment=a3c_k16")
+    preset = compose("+experiment=a3c_k16_orthogonal_bg")
     assert (preset.network.torso_init, preset.network.centre_on) == ("orthogonal", "background")
     assert preset.network.centre_input is True
     preset.network.torso_init, preset.network.centre_on = "lecun_bias", "mean"
@@ -461,8 +461,8 @@ def test_the_background_preset_is_the_batched_preset_with_two_network_keys():
 @pytest.mark.parametrize("game", ["breakout", "pong", "space_invaders"])
 def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys_and_the_default(
         game):
-    t20 = compose("+experiment=a3c_batched_t20", f"env=atari/{game}")
-    preset = compose("+experiment=a3c_batched_t20_background", f"env=atari/{game}")
+    t20 = compose("+experiment=a3c_k16_t20", f"env=atari/{game}")
+    preset = compose("+experiment=a3c_tuned_keys", f"env=atari/{game}")
     assert (preset.network.torso_init, preset.network.centre_on) == ("orthogonal", "background")
     assert (preset.algo.t_max, preset.lr, preset.envs_per_worker) == (20, TUNED_ATARI_A3C_LR, 16)
     default = compose(f"env=atari/{game}")  # the tuned Atari A3C setting, as keys
@@ -473,8 +473,35 @@ def test_the_t20_background_preset_is_the_t20_preset_with_two_network_keys_and_t
     preset.lr, preset.algo.default_lr = t20.lr, t20.algo.default_lr
     assert preset == t20
     # a given lr still wins over the game's
-    given = compose("+experiment=a3c_batched_t20_background", f"env=atari/{game}", "lr=1e-3")
+    given = compose("+experiment=a3c_tuned_keys", f"env=atari/{game}", "lr=1e-3")
     assert given.lr == 1e-3
+
+
+def test_the_renamed_presets_old_names_are_the_files_that_say_so():
+    said = {p.stem: p.read_text().splitlines()[1] for p in (CONF / "experiment").glob("*.yaml")}
+    renamed = {name for name, line in said.items() if ": renamed " in line}
+    assert renamed == set(RENAMED_PRESETS)
+    for old, new in RENAMED_PRESETS.items():
+        assert new in said and new not in RENAMED_PRESETS, f"{old} is renamed {new}"
+        assert said[old] == f"# {old}: renamed {new} (2026-12-07); this name keeps working"
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(RENAMED_PRESETS.items()))
+@pytest.mark.parametrize("more", [[], ["env=atari/breakout", "network=lstm"]])
+def test_each_old_preset_name_composes_exactly_as_its_new_name(old, new, more):
+    was = OmegaConf.to_yaml(compose(f"+experiment={old}", *more))
+    assert was == OmegaConf.to_yaml(compose(f"+experiment={new}", *more))
+
+
+def test_an_old_preset_name_is_said_in_one_line_with_its_new_one(workdir):
+    assert renamed_preset_notes(["-m", "+experiment=paper,a3c_batched", "seed=1,2"]) == [
+        "+experiment=a3c_batched is now +experiment=a3c_k16 (the old name keeps working)"]
+    assert renamed_preset_notes(["+experiment=a3c_k16", "env=atari/a3c_batched"]) == []
+    shown = run_cli(["--cfg", "job", "+experiment=a3c_batched_t20_background"], workdir)
+    assert shown.returncode == 0 and "t_max: 20" in shown.stdout
+    assert shown.stderr.strip().splitlines() == [
+        "asyncrl: note: +experiment=a3c_batched_t20_background is now "
+        "+experiment=a3c_tuned_keys (the old name keeps working)"]
 
 
 @pytest.mark.parametrize("value", ["true", "True", "false", "'false'"])

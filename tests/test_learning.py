@@ -105,17 +105,18 @@ def test_a3c_ff_leaves_the_flat_start_on_pong(workdir):
     assert_atari_run_reaches(workdir, ["env=atari/pong"], PONG_FRAMES, PONG_THRESHOLD, 3600)
 
 
-# Measured (docs/notes/, "k = 16 with RMSProp ε 1e-3 and lr 1e-3"): with a3c_batched,
+# Measured (docs/notes/, "k = 16 with RMSProp ε 1e-3 and lr 1e-3"; the presets' old names
+# there: a3c_batched, nstep_q_batched, ...): with a3c_k16,
 # the last 50 training episodes before 6M frames averaged -2.6, +4.5 and -13.5 in seeds 1, 2
 # and 3; a network that never leaves the flat start (the bf16 run there) stays at -20.3.
 # Measured ("n-step Q with 16 environments per worker and RMSProp's square average started at
-# 0.1" and the section after it): with nstep_q_batched the last 50 training episodes before
+# 0.1" and the section after it): with nstep_q_k16 the last 50 training episodes before
 # 5M frames averaged +6.4, -5.6, -13.7, -9.3, -12.7 and -7.9 (seeds 1-6; their greedy
 # policies scored 21.0, 18.05, 20.85, 12.75, 20.4 and -1.0 at 10M), where the same command
 # with the square average started at 0 went blind and averaged -20.7; this test's first run
 # read -8.2
-BATCHED_PONG = [("a3c_batched", 6_000_000, -17.0),       # ~12 minutes on 2 idle cores
-                ("nstep_q_batched", 5_000_000, -17.0)]   # ~8 minutes
+BATCHED_PONG = [("a3c_k16", 6_000_000, -17.0),      # ~12 minutes on 2 idle cores
+                ("nstep_q_k16", 5_000_000, -17.0)]  # ~8 minutes
 
 
 @pytest.mark.slow
@@ -126,15 +127,15 @@ def test_the_batched_presets_leave_pongs_flat_start(workdir, preset, frames, thr
                              threshold, 2700)
 
 
-# Measured (docs/notes/, "t_max = 20"): with a3c_batched_t20 the last 50 training
+# Measured (docs/notes/, "t_max = 20"): with a3c_k16_t20 the last 50 training
 # episodes before 5M frames averaged -5.4, -2.9, +7.0, +3.5 and +6.8 in seeds 1 to 5 (each
 # reached +18 by 8.8M); with t_max 5 and the rest the same, -8.9, -7.9 and -12.7 in seeds 1-3.
-# Measured ("Pong's own lr in the preset"): with a3c_batched_t20_background at Pong's lr, 3e-3,
+# Measured ("Pong's own lr in the preset"): with a3c_tuned_keys at Pong's lr, 3e-3,
 # the last 50 before 4M frames averaged +17.8, +14.6, +16.9, +16.5, +16.2 and +3.3 in the six
 # runs that went that far (the last the slowest of eight to reach +18, at 7.30M); the preset
 # at 2e-3 averaged +17.0, -3.8 and +16.0 (seeds 1 to 3 on the same CPU)
-T20_PONG = [("a3c_batched_t20", 5_000_000, -10.0),             # ~9 minutes on 2 idle cores
-            ("a3c_batched_t20_background", 4_000_000, -5.0)]   # ~7 minutes
+T20_PONG = [("a3c_k16_t20", 5_000_000, -10.0),    # ~9 minutes on 2 idle cores
+            ("a3c_tuned_keys", 4_000_000, -5.0)]  # ~7 minutes
 
 
 @pytest.mark.slow
@@ -154,7 +155,7 @@ LSTM_T20_FRAMES, LSTM_T20_THRESHOLD = 5_000_000, -12.0
 @pytest.mark.slow
 @pytest.mark.timeout(3000)  # ~14 minutes on 2 idle cores
 def test_a3c_lstm_with_the_20_step_preset_is_past_minus_12_on_pong_by_5m_frames(workdir):
-    assert_atari_run_reaches(workdir, ["network=lstm", "+experiment=a3c_batched_t20",
+    assert_atari_run_reaches(workdir, ["network=lstm", "+experiment=a3c_k16_t20",
                                        "env=atari/pong"],
                              LSTM_T20_FRAMES, LSTM_T20_THRESHOLD, 2700)
 
@@ -185,14 +186,14 @@ QBERT_FRAMES, QBERT_THRESHOLD = 5_000_000, 260.0
 @pytest.mark.slow
 @pytest.mark.timeout(3000)  # ~10 minutes on 2 idle cores
 def test_the_batched_preset_learns_qbert(workdir):
-    assert_atari_run_reaches(workdir, ["+experiment=a3c_batched", "env=atari/qbert"],
+    assert_atari_run_reaches(workdir, ["+experiment=a3c_k16", "env=atari/qbert"],
                              QBERT_FRAMES, QBERT_THRESHOLD, 2700)
 
 
 # Measured (docs/notes/, first section): with the torso orthogonal and Breakout's black
 # background left at 0, the episodes between 4M and 5M frames averaged 19.5 (seed 1, run with
 # network.centre_input=false, which on Breakout's screens is the background input exactly),
-# where a3c_batched's averaged 3.11 and random play scores 1.7. With t_max 20 as well
+# where a3c_k16's averaged 3.11 and random play scores 1.7. With t_max 20 as well
 # ("t_max 20 with the background keys") the last 50 before 5M frames averaged 23.1 (seed 1),
 # where the t_max 20 preset without the two keys stayed at random play's 1.35 at lr 1e-3 and
 # went blind at its own 2e-3
@@ -201,8 +202,8 @@ BREAKOUT_BG_FRAMES = 5_000_000
 
 @pytest.mark.slow
 @pytest.mark.timeout(3000)  # ~10-13 minutes on 2 idle cores
-@pytest.mark.parametrize(("preset", "threshold"), [("a3c_batched_background", 8.0),
-                                                   ("a3c_batched_t20_background", 12.0)])
+@pytest.mark.parametrize(("preset", "threshold"), [("a3c_k16_orthogonal_bg", 8.0),
+                                                   ("a3c_tuned_keys", 12.0)])
 def test_the_background_presets_leave_breakouts_flat_start_by_5m_frames(workdir, preset,
                                                                           threshold):
     assert_atari_run_reaches(workdir, [f"+experiment={preset}", "env=atari/breakout"],

@@ -30,6 +30,9 @@ def test_wheel_ships_every_config_file(tmp_path):
     assert expected and expected <= names
     assert {"asyncrl/commands/cli.py", "asyncrl/config/schemas.py", "asyncrl/run/launcher.py",
             "asyncrl/learning/worker.py", "asyncrl/run_files/checkpoint.py"} <= names
+    # the bench and the probe, and the thin commands that start them
+    assert {"asyncrl/tools/bench.py", "asyncrl/tools/probe.py", "asyncrl/commands/bench.py",
+            "asyncrl/commands/probe.py"} <= names
     # the report's reference data, the TORCS driver's source (built after install) and
     # the sweeper Hydra loads by its plugin package name
     assert {"asyncrl/data/atari_reference.csv", "asyncrl/data/paper_table_s3.csv",

@@ -9,9 +9,9 @@ import sys
 import pytest
 import torch
 
-from asyncrl.commands.probe import analyse, collect_screens, main, read_network
 from asyncrl.nets import build_model
 from asyncrl.run_files.checkpoint import load_checkpoint
+from asyncrl.tools.probe import analyse, collect_screens, main, read_network
 from tests.conftest import compose
 
 
@@ -67,7 +67,7 @@ def test_dead_units_are_counted_as_dead(pong_screens):
 def test_an_lstm_reads_each_screen_from_its_initial_state(pong_screens):
     from gymnasium.spaces import Box, Discrete
 
-    from asyncrl.commands.probe import Screens, screen_outputs
+    from asyncrl.tools.probe import Screens, screen_outputs
 
     _, screens = pong_screens
     torch.manual_seed(0)
@@ -136,7 +136,7 @@ def test_probe_trains_through_the_cli_then_reads_the_run(tmp_path, monkeypatch, 
 def test_share_above_eps_counts_every_element_of_each_parameter_and_skips_momentum():
     from types import SimpleNamespace
 
-    from asyncrl.commands.probe import share_above_eps
+    from asyncrl.tools.probe import share_above_eps
 
     opt = SimpleNamespace(name="rmsprop", eps=1e-3)
     # per-worker statistics: a slot per worker, each of the parameter's shape

@@ -12,8 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from asyncrl.commands import bench_learning
-from asyncrl.commands.bench_learning import run_to_score
 from asyncrl.commands.report import main as report_main
 from asyncrl.config.paths import config_dir
 from asyncrl.errors import UserError
@@ -27,6 +25,8 @@ from asyncrl.report.time_to_score import (
 )
 from asyncrl.run_files.recorder import EPISODE_FIELDS
 from asyncrl.run_files.run_status import INTERRUPTED, read_status
+from asyncrl.tools import bench_learning
+from asyncrl.tools.bench_learning import run_to_score
 from tests.conftest import cli_env
 from tests.run_files import (
     checkpoint_frames,
@@ -202,7 +202,7 @@ def test_the_bench_stops_a_real_run_once_it_reached_the_score(tmp_path, monkeypa
 # stop timeout below the test's own, so the bench's error would show rather than the test's
 BENCH_ON_CARTPOLE = """
 import sys
-from asyncrl.commands import bench, bench_learning
+from asyncrl.tools import bench, bench_learning
 bench_learning.POLL_S = 0.2
 bench_learning.STOP_TIMEOUT_S = 60
 bench.learning_game = lambda overrides: "cartpole"
@@ -370,7 +370,7 @@ def test_the_peers_episodes_read_back_as_a_runs_do(tmp_path, capsys):
 
 
 def test_a_wrong_env_for_the_learning_section_is_one_line_before_any_run(capsys):
-    from asyncrl.commands.bench import main as bench_main
+    from asyncrl.tools.bench import main as bench_main
     with pytest.raises(SystemExit) as exit_info:
         bench_main(["--sections", "learning", "--output", "/nonexistent/never.md",
                     "env=classic/cartpole"])

@@ -1,6 +1,7 @@
 """The user's faces: ``asyncrl`` itself (``cli.py``), ``asyncrl-eval`` (``evaluate.py``),
-``asyncrl-report``, ``asyncrl-maze``, ``asyncrl-torcs`` and ``asyncrl-probe``, and the
-measurement tools ``python -m asyncrl.commands.bench`` and ``bench_learning``.
+``asyncrl-report``, ``asyncrl-maze``, ``asyncrl-torcs`` and ``asyncrl-probe``, and
+``python -m asyncrl.commands.bench``; the last two only start the measurement harnesses
+in ``asyncrl.tools``.
 
 Each parses its arguments and calls into the library; nothing in the library imports them
 (import-linter's layers in ``nox -s lint``). The console commands besides ``asyncrl`` fail

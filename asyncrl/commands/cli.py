@@ -33,6 +33,7 @@ from asyncrl.config.compose import (
     compose_config,
     describe_config_error,
     register_schemas,
+    renamed_preset_notes,
 )
 from asyncrl.config.machine import usable_cpus
 from asyncrl.config.paths import config_dir
@@ -60,6 +61,8 @@ def main() -> None:
         print(USAGE, end="")
         sys.exit(0)
     register_schemas()
+    for note in renamed_preset_notes(sys.argv[1:]):
+        print(f"asyncrl: note: {note}", file=sys.stderr)
     try:
         args = prepare_arguments(sys.argv[1:])
         if trains_in_processes(args):

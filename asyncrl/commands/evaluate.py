@@ -105,7 +105,7 @@ def evaluate(args: argparse.Namespace) -> int:
     env = make_env(cfg.env, render_mode="rgb_array" if video else None,
                    evaluation=True)
     policy = eval_policy(cfg, model, args.seed)
-    actors = evaluation_actors(cfg, env, args.seed, policy.algorithm, model)
+    actors = evaluation_actors(cfg, [env], args.seed, policy.algorithm, model)
     if video is not None:
         try:  # a renderer that is missing shows at the first frame: find out before playing
             env.render()

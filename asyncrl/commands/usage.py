@@ -39,13 +39,13 @@ Choose (GROUP=OPTION):
                workers)
                mujoco_sweep (with -m, setting=paper: Figure S-mujoco, 50 lr draws on 9
                tasks)
-               a3c_batched (setting=base with k=16, RMSProp eps 1e-3, lr 1e-3)
-               a3c_batched_background (a3c_batched with the torso orthogonal, the
-               background subtracted)
-               a3c_batched_t20 (a3c_batched with t_max 20, lr 2e-3, RMSProp's g from 0.1)
-               a3c_batched_t20_background (the default Atari A3C setting as keys, for any
-               image env)
-               nstep_q_batched (setting=base with n-step Q, k=16, RMSProp eps 1e-3, g from
+               a3c_k16 (setting=base with k=16, RMSProp eps 1e-3, lr 1e-3)
+               a3c_k16_orthogonal_bg (a3c_k16 with the torso started orthogonal and
+               each screen's background subtracted)
+               a3c_k16_t20 (a3c_k16 with t_max 20, lr 2e-3, RMSProp's g from 0.1)
+               a3c_tuned_keys (the default Atari A3C setting as keys, for any image
+               env)
+               nstep_q_k16 (setting=base with n-step Q, k=16, RMSProp eps 1e-3, g from
                0.1, lr 1e-3)
 
 Keys set most often (defaults in brackets):

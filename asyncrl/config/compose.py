@@ -37,6 +37,33 @@ def register_schemas() -> None:
 INTERNAL_GROUPS = ("family", "domain", "domain/all")
 
 
+# presets given a name that says what they change (2026-12-07): old -> new. Each old name
+# keeps working through its own file in conf/experiment/ (``defaults: [NEW]``), which
+# --help and the README leave out; the CLI says the new name once (renamed_preset_notes)
+RENAMED_PRESETS = {
+    "a3c_batched": "a3c_k16",
+    "a3c_batched_background": "a3c_k16_orthogonal_bg",
+    "a3c_batched_t20": "a3c_k16_t20",
+    "a3c_batched_t20_background": "a3c_tuned_keys",
+    "nstep_q_batched": "nstep_q_k16",
+}
+
+
+def renamed_preset_notes(overrides: Sequence[str]) -> list[str]:
+    """A line for each ``+experiment=`` of ``overrides`` that names a preset by its old name
+    (a sweep's values too: ``+experiment=a3c_batched,paper``)."""
+    notes = []
+    for override in overrides:
+        key, _, value = override.partition("=")
+        if key.lstrip("+") != "experiment":
+            continue
+        for old in re.split(r"[\s,()\[\]]+", value):
+            if old in RENAMED_PRESETS:
+                notes.append(f"{key}={old} is now {key}={RENAMED_PRESETS[old]} "
+                             "(the old name keeps working)")
+    return notes
+
+
 def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
     """Compose ``conf/config.yaml`` with overrides; every Hydra/OmegaConf error -> UserError."""
     from hydra import compose, initialize_config_dir

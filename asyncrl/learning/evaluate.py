@@ -55,26 +55,30 @@ class Policy:
 EVAL_SEGMENT_STEPS = 100
 
 
-def evaluation_actors(cfg: Any, env: gym.Env, seed: int, algorithm: Any, model: Any) -> Actors:
-    """``env``, reset with ``seed``, played by the training workers' acting loop with the
-    evaluation policy."""
-    actors = Actors(cfg, seed, algorithm, 1, evaluating=True, envs=[env])
+def evaluation_actors(cfg: Any, envs: list[gym.Env], seed: int, algorithm: Any,
+                      model: Any) -> Actors:
+    """``envs``, the first reset with ``seed`` and the others with seeds drawn from it, played
+    by the training workers' acting loop with the evaluation policy."""
+    actors = Actors(cfg, seed, algorithm, len(envs), evaluating=True, envs=envs)
     actors.allocate(model, EVAL_SEGMENT_STEPS)
     return actors
 
 
 class Evaluator:
-    """Plays ``eval.episodes`` with a copy of the shared policy each ``eval.interval_frames``."""
+    """Plays ``eval.episodes`` with a copy of the shared policy each ``eval.interval_frames``:
+    one environment per episode, all stepped together with one forward per step (as a
+    worker's k environments are), so an evaluation lasts about as long as its longest
+    episode rather than the sum of them."""
 
     def __init__(self, cfg: Any, shared: SharedState) -> None:
         self.cfg = cfg
         self.shared = shared
-        self.env = make_env(cfg.env, evaluation=True)
+        envs = [make_env(cfg.env, evaluation=True) for _ in range(max(1, cfg.eval.episodes))]
         seed = derive_seed(cfg.seed, EVALUATOR_SEED_KEY, shared.base_frames)
         self.algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(seed))
-        self.model = build_model(cfg, self.env.observation_space, self.env.action_space,
+        self.model = build_model(cfg, envs[0].observation_space, envs[0].action_space,
                                  self.algorithm.head)
-        self.actors = evaluation_actors(cfg, self.env, seed, self.algorithm, self.model)
+        self.actors = evaluation_actors(cfg, envs, seed, self.algorithm, self.model)
         self.max_steps = max_eval_steps(cfg)
         self.interval = cfg.eval.interval_frames
         self.next_at = self._boundary_after(shared.total_frames())
@@ -89,18 +93,14 @@ class Evaluator:
         """Evaluate now; returns the EVAL message, or None if stopped before any episode."""
         self.next_at = self._boundary_after(frames)
         self.model.load_state_dict(self.shared.model.state_dict())
-        scores = []
-        for _ in range(self.cfg.eval.episodes):
-            if self.shared.stopping():
-                break
-            scores.append(self.actors.play_episode(self.model, self.max_steps))
+        scores = self.actors.play_episodes(self.model, self.max_steps, self.shared.stopping)
         if not scores:
             return None
         return messages.Evaluation(frames, self.shared.wall_time(), scores)
 
     def close(self) -> None:
-        """Release the environment (TORCS: its race process and directory)."""
-        self.env.close()
+        """Release the environments (TORCS: their race processes and directories)."""
+        self.actors.close()
 
 
 def evaluator_process(cfg: Any, shared: SharedState, outbox: Any,

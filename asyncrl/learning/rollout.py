@@ -10,6 +10,7 @@ never holds them up.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,6 +230,25 @@ class Actors:
             if segment.episode_over:
                 break
         return actor.score
+
+    def play_episodes(self, model: Any, max_steps: int,
+                      stop: Callable[[], bool] | None = None) -> list[float]:
+        """One whole episode on every member at once, each from a fresh ``env.reset()`` and
+        recurrent state, to its end or ``max_steps``, their actions chosen in one forward per
+        step; returns the raw scores of the episodes that ended, in member order. ``stop``
+        is asked between segments: once it says yes, unfinished episodes are dropped."""
+        for actor in self.members:
+            actor.start_episode()
+        played = [0] * len(self.members)
+        going = list(range(len(self.members)))
+        while going and not (stop is not None and stop()):
+            steps = min(max_steps - played[i] for i in going)
+            segments = self.play(model, 0, going, steps)
+            for i in going:
+                played[i] += segments[i].steps
+            going = [i for i in going
+                     if not segments[i].episode_over and played[i] < max_steps]
+        return [actor.score for i, actor in enumerate(self.members) if i not in going]
 
     def _act(self, model: Any, frames: int, who: list[int], rows: list[int]
              ) -> tuple[list[Any], list[Any]]:

@@ -1,0 +1,1 @@
+"""Measurement harnesses, the bench and the probe, that the commands only start."""
