@@ -115,3 +115,54 @@ def test_the_output_spreads_are_each_outputs_spread_over_every_state_read():
     # column spreads as much, the second not at all: their mean is half of it
     assert stats["value_spread"] == pytest.approx(math.sqrt(3.5))
     assert stats["policy_spread"] == pytest.approx(math.sqrt(3.5) / 2)
+
+
+def test_live_units_are_the_share_of_outputs_that_differ_across_the_states():
+    from asyncrl.algos.segment import live_units
+
+    # columns: dead (0 everywhere), constant (1 everywhere: it fires but reads nothing),
+    # live in the second piece only, live in both
+    first = torch.tensor([[0.0, 1.0, 2.0, 0.0], [0.0, 1.0, 2.0, 5.0]])
+    second = torch.tensor([[0.0, 1.0, 3.0, 1.0]])
+    assert live_units([first, second]) == {"live_units": 0.5}
+    assert live_units([first]) == {"live_units": 0.25}
+    assert live_units([second]) == {} and live_units([]) == {}  # one state: nothing differs
+
+
+@pytest.mark.parametrize("algo", ["a3c", "nstep_q"])
+def test_an_update_reads_the_live_units_the_probe_reads_on_its_states(algo):
+    """The workers' live_units is the probe's "live units after conv.2" on the update's
+    states; silencing half the last conv's channels takes it to half or below."""
+    from asyncrl.algos import SegmentBatch, build_algorithm
+    from asyncrl.envs import make_env
+    from asyncrl.nets import build_model
+    from asyncrl.tools.probe import _relu_outputs
+    from tests.conftest import compose
+
+    cfg = compose(f"algo={algo}", "env=gym", "env.id=tests.gym_test_envs:TinyImage-v0",
+                  "envs_per_worker=1")
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0))
+    env = make_env(cfg.env)
+    torch.manual_seed(0)
+    model = build_model(cfg, env.observation_space, env.action_space, algorithm.head)
+    obs = [env.reset(seed=0)[0]]
+    for action in (1, 0, 1, 2):
+        obs.append(env.step(action)[0])
+    states = torch.stack([torch.from_numpy(o) for o in obs])
+    batch = SegmentBatch(obs=states, actions=torch.tensor([0, 1, 2, 1]),
+                         rewards=[0.0, 1.0, 0.0, 1.0], terminals=[False] * 4)
+    steps = len(states) - (0 if algo == "a3c" else 1)
+    probe_live = {}
+    for silenced in (False, True):
+        if silenced:
+            last = [m for m in model.torso.conv if isinstance(m, torch.nn.Conv2d)][-1]
+            with torch.no_grad():
+                half = last.out_channels // 2
+                last.weight[:half] = 0.0
+                last.bias[:half] = -1.0
+        _, stats = algorithm.loss_many(model, model, [batch])
+        outputs = _relu_outputs(model, states[:steps])
+        name = list(outputs)[-2]  # the last conv's ReLU; the fc layer's comes after it
+        probe_live[silenced] = float((outputs[name].std(dim=0) > 1e-6).float().mean())
+        assert stats["live_units"] == pytest.approx(probe_live[silenced])
+    assert 0 < probe_live[True] <= 0.5 < probe_live[False]

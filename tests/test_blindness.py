@@ -2,10 +2,18 @@
 networks it reads, its threshold against an untrained network on Pong's screens, and a real
 run blinded by a huge lr (a run that learns and is not warned: tests/test_gym_family.py)."""
 
+import math
+
 import pytest
 import torch
 
-from asyncrl.run.blindness import BLIND_SPREAD, BlindnessWatch, blindness_watch
+from asyncrl.run.blindness import (
+    BLIND_LIVE,
+    BLIND_SPREAD,
+    NEAR_UNIFORM,
+    BlindnessWatch,
+    blindness_watch,
+)
 from tests.conftest import REPO, compose, run_cli
 
 A3C_SPREADS = ("value_spread", "policy_spread")
@@ -37,6 +45,38 @@ def test_the_q_methods_watch_reads_their_q_spread():
     assert "asyncrl-probe" not in said  # no hint unless asked: the probe reads A3C alone
     hinted = BlindnessWatch(A3C_SPREADS, readings=1, frames=0, probe_hint=True)
     assert "asyncrl-probe --analyse" in hinted.reading(10, BLIND)
+
+
+def test_the_watch_warns_when_the_last_conv_falls_silent_under_a_near_uniform_policy():
+    """Live units below BLIND_LIVE with the entropy near uniform in every reading over
+    live_frames; the spreads may stay as an untrained network's (SEEING) meanwhile."""
+    uniform = 2.0
+    watch = BlindnessWatch(A3C_SPREADS, uniform_entropy=uniform, live_frames=100)
+    silent = {**SEEING, "live_units": BLIND_LIVE / 2, "entropy": uniform * NEAR_UNIFORM}
+    said = [watch.reading(frames, stats) for frames, stats in [
+        (0, silent), (60, {**silent, "live_units": BLIND_LIVE}),  # a live reading: anew
+        (70, silent), (120, {**silent, "entropy": uniform * NEAR_UNIFORM * 0.99}),  # learning
+        (130, silent), (200, silent), (229, silent), (230, silent), (400, silent)]]
+    assert said[:7] == [None] * 7  # from T=130, 99 frames by T=229
+    assert said[7] is not None and "from T=130 to T=230" in said[7] and "last conv" in said[7]
+    assert said[8] is None  # once per run
+    # without live_units (vectors), or without a uniform entropy to compare with (the
+    # Q-methods), that rule is off
+    assert BlindnessWatch(A3C_SPREADS, live_frames=0).reading(0, silent) is None
+    plain = BlindnessWatch(A3C_SPREADS, uniform_entropy=uniform, live_frames=0)
+    assert plain.reading(0, {**SEEING, "entropy": uniform}) is None
+
+
+def test_an_atari_actor_critic_is_watched_for_silent_units_against_its_action_count():
+    from asyncrl.run.launcher import build_shared_state
+
+    cfg = compose("env=atari/breakout", "workers=1", "total_frames=4_000_000")
+    watch = blindness_watch(build_shared_state(cfg).model, cfg.total_frames, A3C_SPREADS)
+    assert watch.uniform_entropy == pytest.approx(math.log(4))  # Breakout's 4 actions
+    assert watch.live_frames == 400_000  # a tenth of the run, under 1M
+    cfg = compose("env=atari/breakout", "workers=1", "algo=nstep_q")
+    q_watch = blindness_watch(build_shared_state(cfg).model, cfg.total_frames, ("q_spread",))
+    assert q_watch.uniform_entropy is None
 
 
 @pytest.mark.parametrize(("overrides", "spreads"), [

@@ -17,7 +17,13 @@ import torch
 
 from asyncrl.algos.configs import A3CConfig
 from asyncrl.algos.returns import advantages, discounted_returns, lambda_returns
-from asyncrl.algos.segment import SegmentBatch, join, segment_outputs
+from asyncrl.algos.segment import (
+    SegmentBatch,
+    join,
+    last_conv_maps,
+    live_units,
+    segment_outputs,
+)
 
 
 @dataclass
@@ -79,7 +85,9 @@ class A3C:
     needs_next_action = False
     # the spread of V(s) and of the policy's output over an update's states: both 0 once the
     # network no longer reads its input (asyncrl/run/blindness.py)
-    metrics = ("loss", "policy_loss", "value_loss", "entropy", "value_spread", "policy_spread")
+    # live_units: the share of the last conv's outputs that still differ across them
+    metrics = ("loss", "policy_loss", "value_loss", "entropy", "value_spread", "policy_spread",
+               "live_units")
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
                  exploration_seed: int | None = None, environments: int = 1) -> None:
@@ -122,7 +130,9 @@ class A3C:
                   ) -> tuple[torch.Tensor, dict[str, float]]:
         """The summed loss of several segments, each bootstrapped from its own last state."""
         # one forward over s_t .. s_{t+n} of each segment: the last value is V(s_{t+n})
-        outputs = segment_outputs(model, batches, [slice(0, b.steps + 1) for b in batches])
+        with last_conv_maps(model) as maps:
+            outputs = segment_outputs(model, batches,
+                                      [slice(0, b.steps + 1) for b in batches])
         taken, values, returns, actions = [], [], [], []
         for batch, (policy_out, segment_values) in zip(batches, outputs, strict=True):
             steps = batch.steps
@@ -145,7 +155,7 @@ class A3C:
         return loss.total, {
             "loss": loss.total.item(), "policy_loss": loss.policy.item(),
             "value_loss": loss.value.item(), "entropy": loss.entropy.item() / len(returns),
-            **output_spreads(outputs),
+            **output_spreads(outputs), **live_units(maps),
         }
 
     def _gae_returns(self, batch: SegmentBatch, segment_values: torch.Tensor,

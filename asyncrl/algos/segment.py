@@ -3,11 +3,13 @@ environment, and the network's outputs over several segments at once."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch import nn
 
 from asyncrl.nets import LSTMState
 
@@ -65,3 +67,30 @@ def segment_outputs(model: Any, batches: Sequence[SegmentBatch],
     lengths = [len(piece) for piece in pieces]
     return [tuple(parts) for parts in zip(*(_split(o, lengths) for o in packed), strict=True)]
 
+
+@contextmanager
+def last_conv_maps(model: Any) -> Iterator[list[torch.Tensor]]:
+    """The torso's last conv maps (after its ReLU, flattened) of every forward of ``model``
+    inside the block, detached; none for a torso without them (vectors, a spatial softmax)."""
+    maps: list[torch.Tensor] = []
+    conv = getattr(getattr(model, "torso", None), "conv", None)
+    if not (isinstance(conv, nn.Sequential) and isinstance(conv[-1], nn.Flatten)):
+        yield maps
+        return
+    hook = conv.register_forward_hook(lambda _module, _inputs, out: maps.append(out.detach()))
+    try:
+        yield maps
+    finally:
+        hook.remove()
+
+
+def live_units(maps: Sequence[torch.Tensor]) -> dict[str, float]:
+    """``live_units``: the share of the last conv's (unit, position) outputs that differ
+    across the states an update read, as the probe reads ``conv.2`` on its screens. A ReLU
+    that outputs 0 on every state passes no gradient and stays so: near 0.1 in networks that
+    went blind, 0.4-0.8 in ones that learned (docs/notes/2026-12-07-blindness.md). Empty
+    where there are no maps or a single state."""
+    states = join(maps) if maps else None
+    if states is None or len(states) < 2:
+        return {}
+    return {"live_units": float((states.std(dim=0) > 1e-6).float().mean())}

@@ -37,7 +37,13 @@ from asyncrl.algos.q_targets import (
     one_step_targets,
     state_values,
 )
-from asyncrl.algos.segment import SegmentBatch, join, segment_outputs
+from asyncrl.algos.segment import (
+    SegmentBatch,
+    join,
+    last_conv_maps,
+    live_units,
+    segment_outputs,
+)
 from asyncrl.nets import LSTMState
 
 
@@ -80,7 +86,7 @@ class ValueBased:
     needs_next_action = False
     # q_spread: how much Q(s, .) differs across the update's states, 0 once the network no
     # longer reads its input (asyncrl/run/blindness.py)
-    metrics = ("loss", "q_mean", "epsilon", "q_spread")
+    metrics = ("loss", "q_mean", "epsilon", "q_spread", "live_units")
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
                  exploration_seed: int | None = None, environments: int = 1) -> None:
@@ -171,8 +177,9 @@ class ValueBased:
                   ) -> tuple[torch.Tensor, dict[str, float]]:
         """sum_i (y_i - Q(s_i, a_i; theta'))^2 over the steps of every segment."""
         extra = 1 if self.double_q else 0
-        outputs = segment_outputs(model, batches,
-                                  [slice(0, b.steps + extra) for b in batches])
+        with last_conv_maps(model) as maps:
+            outputs = segment_outputs(model, batches,
+                                      [slice(0, b.steps + extra) for b in batches])
         taken = join([q[: b.steps].gather(1, b.actions[: b.steps].unsqueeze(1)).squeeze(1)
                       for (q,), b in zip(outputs, batches, strict=True)])
         firsts = [self.first_target_row(b) for b in batches]
@@ -183,7 +190,7 @@ class ValueBased:
                   in zip(batches, q_after, online_after, strict=True)])
         loss = (y - taken).pow(2).sum()
         return loss, {"loss": loss.item(), "q_mean": float(taken.detach().mean()),
-                      "epsilon": self.epsilon_now, **q_spread(outputs)}
+                      "epsilon": self.epsilon_now, **q_spread(outputs), **live_units(maps)}
 
 
 class OneStepQ(ValueBased):

@@ -7,7 +7,9 @@ million frames to 20M (docs/notes/). The probe finds it after the run; this watc
 it while the run goes, from the spreads the workers log: A3C's ``value_spread`` and
 ``policy_spread``, how much V(s) and the policy's logits differ across each update's states,
 and the Q-methods' ``q_spread`` (below). Each algorithm names its own
-(``blindness_spreads``).
+(``blindness_spreads``). A network can also go blind slowly, its last conv's units falling
+silent one by one while its outputs still differ a little: for A3C on an image network the
+watch also reads ``live_units`` beside the policy's entropy (BLIND_LIVE below).
 
 Read on 192 segments of random play through the Atari network (5 states and their bootstrap
 state each, or 16 such segments together, as at 16 environments per worker; the probe's
@@ -57,7 +59,10 @@ vector's outputs were not read, so the watch reads feed-forward convolutional ne
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+from torch import nn
 
 from asyncrl.nets.torsos import ConvTorso
 
@@ -76,26 +81,76 @@ SPREAD_WORDS = {"value_spread": "V(s)", "policy_spread": "policy",
                 "q_spread": "action values Q(s, a)"}
 
 
+# The second way a network goes blind, slowly: the units of its last conv stop firing one by
+# one while the policy stays near uniform, and the spreads stay near an untrained network's,
+# above BLIND_SPREAD. On 2026-12-07 the probe read 0.10-0.11 of the last conv's outputs live
+# at 5M frames in Boxing, Bank Heist and Battle Zone (their training entropy at 0.98-1.00 of
+# uniform), and 0.42-0.79 in Alien, Amidar and Breakout, which learned. Over update-sized
+# batches of a checkpoint's own play (16 environments, t_max 20) A3C's ``live_units`` read
+# 0.15 on Boxing at 1.5M frames on its way there (entropy 0.91-0.99 of uniform), 0.25-0.69 in
+# runs leaving uniform at 5M (Bank Heist, Beam Rider), 0.92 on Pong at 14.6
+# (docs/notes/2026-12-07-blindness.md). ``live_units`` below BLIND_LIVE with the training
+# entropy at NEAR_UNIFORM of uniform or more, in every reading over BLIND_LIVE_FRAMES, is
+# that state.
+BLIND_LIVE = 0.15
+NEAR_UNIFORM = 0.9
+BLIND_LIVE_FRAMES = 1_000_000
+
+
 class BlindnessWatch:
     """Reads the workers' ``spreads`` (A3C's ``value_spread`` and ``policy_spread``, the
     Q-methods' ``q_spread``); ``reading`` returns the warning the first time all of them have
     stayed below BLIND_SPREAD for ``readings`` readings in a row over ``frames`` frames, and
-    None otherwise."""
+    None otherwise. Given ``uniform_entropy`` (a discrete policy's log of its action count),
+    it also warns the first time ``live_units`` has stayed below BLIND_LIVE with the policy's
+    ``entropy`` near uniform over ``live_frames`` frames."""
 
     def __init__(self, spreads: tuple[str, ...], readings: int = BLIND_READINGS,
-                 frames: int = BLIND_FRAMES, probe_hint: bool = False) -> None:
+                 frames: int = BLIND_FRAMES, probe_hint: bool = False,
+                 uniform_entropy: float | None = None,
+                 live_frames: int = BLIND_LIVE_FRAMES) -> None:
         if not spreads:
             raise ValueError("a blindness watch needs a spread to read")
         self.spreads = spreads
         self.needed_readings = readings
         self.needed_frames = frames
         self.probe_hint = probe_hint
+        self.uniform_entropy = uniform_entropy
+        self.live_frames = live_frames
+        self.live_since: int | None = None
         self.streak = 0
         self.since = 0
         self.warned = False
 
     def reading(self, frames: int, stats: dict[str, float]) -> str | None:
-        if self.warned or any(name not in stats for name in self.spreads):
+        if self.warned:
+            return None
+        said = self._silent_units(frames, stats) or self._flat_outputs(frames, stats)
+        self.warned = said is not None
+        return said
+
+    def _silent_units(self, frames: int, stats: dict[str, float]) -> str | None:
+        if self.uniform_entropy is None or "live_units" not in stats or "entropy" not in stats:
+            return None
+        if not (stats["live_units"] < BLIND_LIVE
+                and stats["entropy"] >= NEAR_UNIFORM * self.uniform_entropy):
+            self.live_since = None
+            return None
+        if self.live_since is None:
+            self.live_since = frames
+        if frames - self.live_since < self.live_frames:
+            return None
+        hint = PROBE_HINT if self.probe_hint else ""
+        return (f"most units of the network's last conv layer no longer respond to the "
+                f"screen: live_units below {BLIND_LIVE:g} with the policy within "
+                f"{1 - NEAR_UNIFORM:.0%} of uniform in every reading from T={self.live_since:,} "
+                f"to T={frames:,}, so it has most likely stopped reading the screen (its "
+                f"outputs still differ a little); runs in this state stayed at random play's "
+                f"score, and a lower lr or RMSProp eps 0.1 kept more units alive at a cost on "
+                f"the games that learn (docs/notes/2026-12-07-blindness.md{hint})")
+
+    def _flat_outputs(self, frames: int, stats: dict[str, float]) -> str | None:
+        if any(name not in stats for name in self.spreads):
             return None
         if not all(stats[name] < BLIND_SPREAD for name in self.spreads):  # nan: not below
             self.streak = 0
@@ -105,7 +160,6 @@ class BlindnessWatch:
         self.streak += 1
         if self.streak < self.needed_readings or frames - self.since < self.needed_frames:
             return None
-        self.warned = True
         outputs = " and ".join(SPREAD_WORDS[name] for name in self.spreads)
         below = "both spreads" if len(self.spreads) == 2 else "their spread"
         return (f"the network's {outputs} barely differ between states: {below} "
@@ -127,5 +181,8 @@ def blindness_watch(model: Any, total_frames: int, spreads: tuple[str, ...],
     if not spreads or getattr(model, "recurrent", False) or not isinstance(
             getattr(model, "torso", None), ConvTorso):
         return None
+    policy = getattr(model, "policy", None)  # an actor-critic's discrete policy head
+    uniform = math.log(policy.out_features) if isinstance(policy, nn.Linear) else None
     return BlindnessWatch(spreads, frames=min(BLIND_FRAMES, total_frames // 10),
-                          probe_hint=probe_hint)
+                          probe_hint=probe_hint, uniform_entropy=uniform,
+                          live_frames=min(BLIND_LIVE_FRAMES, total_frames // 10))
