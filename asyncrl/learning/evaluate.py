@@ -93,9 +93,9 @@ class Evaluator:
         """Evaluate now; returns the EVAL message, or None if stopped before any episode."""
         self.next_at = self._boundary_after(frames)
         self.model.load_state_dict(self.shared.model.state_dict())
-        scores = self.actors.play_episodes(self.model, self.max_steps, self.shared.stopping)
-        if not scores:
+        if self.shared.stopping():
             return None
+        scores = self.actors.play_episodes(self.model, self.max_steps)
         return messages.Evaluation(frames, self.shared.wall_time(), scores)
 
     def close(self) -> None:

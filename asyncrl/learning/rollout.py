@@ -10,7 +10,6 @@ never holds them up.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,24 +230,23 @@ class Actors:
                 break
         return actor.score
 
-    def play_episodes(self, model: Any, max_steps: int,
-                      stop: Callable[[], bool] | None = None) -> list[float]:
+    def play_episodes(self, model: Any, max_steps: int) -> list[float]:
         """One whole episode on every member at once, each from a fresh ``env.reset()`` and
         recurrent state, to its end or ``max_steps``, their actions chosen in one forward per
-        step; returns the raw scores of the episodes that ended, in member order. ``stop``
-        is asked between segments: once it says yes, unfinished episodes are dropped."""
+        step; returns their raw scores in member order. Episodes begun are played out, as
+        ``play_episode`` plays out its one: a run that ends mid-evaluation still logs it."""
         for actor in self.members:
             actor.start_episode()
         played = [0] * len(self.members)
         going = list(range(len(self.members)))
-        while going and not (stop is not None and stop()):
+        while going:
             steps = min(max_steps - played[i] for i in going)
             segments = self.play(model, 0, going, steps)
             for i in going:
                 played[i] += segments[i].steps
             going = [i for i in going
                      if not segments[i].episode_over and played[i] < max_steps]
-        return [actor.score for i, actor in enumerate(self.members) if i not in going]
+        return [actor.score for actor in self.members]
 
     def _act(self, model: Any, frames: int, who: list[int], rows: list[int]
              ) -> tuple[list[Any], list[Any]]:
