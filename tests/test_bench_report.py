@@ -1,6 +1,13 @@
 """The benchmark's file: a partial run replaces only the sections it measured."""
 
-from asyncrl.tools.bench import command_line, merge_sections, other_domains_markdown
+from asyncrl.tools.bench import (
+    DEFAULT_ROW,
+    command_line,
+    markdown,
+    merge_sections,
+    other_domains_markdown,
+    raw_env_fps,
+)
 
 
 def test_partial_benchmark_keeps_the_sections_it_did_not_measure():
@@ -23,3 +30,17 @@ def test_each_section_names_the_command_that_measured_it():
     fresh = other_domains_markdown({"maze": [{"level": "small", "workers": 1, "steps": 9.0}],
                                     "mujoco": [], "torcs": []}, 12, given)
     assert f"Command: {given}." in fresh and "UTC on " in fresh
+
+
+def test_the_atari_table_sets_training_beside_its_env_and_a_plain_gymnasium_loop():
+    rows = [{"algo": DEFAULT_ROW, "workers": 2, "envs": 16, "raw": 30_000.0,
+             "train": 12_000.0, "ratio": 0.4, "gym_raw": 20_000.0}]
+    table = markdown(rows, {"act": 0.5, "env": 0.5}, 20, "`cmd`", game="breakout")
+    # 6,000 a worker; 12,000 / 30,000 and 12,000 / 20,000
+    assert "| a3c, the default setting | 2 | 16 | 30,000 | 12,000 | 6,000 | 0.400 | 20,000 " \
+        "| 0.600 |" in table
+    assert "gym.make('BreakoutNoFrameskip-v4')" in table
+
+
+def test_a_plain_gymnasium_loop_is_timed_in_its_own_processes():
+    assert raw_env_fps(None, 2, 0.5, game="pong") > 0

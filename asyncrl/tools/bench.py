@@ -75,11 +75,37 @@ def _raw_env_loop(env_cfg: Any, seconds: float, seed: int, out: Any) -> None:
     env.close()
 
 
-def raw_env_fps(cfg: Any, processes: int, seconds: float) -> float:
-    """Total frames/s of ``processes`` environments stepping in parallel."""
+def _gym_env_loop(game: str, seconds: float, seed: int, out: Any) -> None:
+    """Random actions through a plain gymnasium Atari loop, what a user would write:
+    ``gym.make`` of the game without frame skip, gymnasium's ``AtariPreprocessing`` (no-op
+    starts, frame skip 4 with a max over the last two, 84x84 grey) and a 4-frame stack."""
+    import ale_py
+    import gymnasium as gym
+    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+    gym.register_envs(ale_py)
+    env = FrameStackObservation(AtariPreprocessing(gym.make(sb3_env_id(game)), noop_max=30,
+                                                   frame_skip=4, screen_size=84), 4)
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    steps, deadline = 0, time.perf_counter() + seconds
+    start = time.perf_counter()
+    while time.perf_counter() < deadline:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        steps += 1
+        if terminated or truncated:
+            env.reset()
+    out.put(steps * 4 / (time.perf_counter() - start))
+    env.close()
+
+
+def raw_env_fps(cfg: Any, processes: int, seconds: float, game: str | None = None) -> float:
+    """Total frames/s of ``processes`` environments stepping in parallel: ``cfg``'s
+    environment, or with ``game`` a plain gymnasium loop of that Atari game."""
     ctx: Any = multiprocessing.get_context(START_METHOD)
     out = ctx.Queue()
-    procs = [ctx.Process(target=_raw_env_loop, args=(cfg.env, seconds, i, out))
+    loop, first = (_raw_env_loop, cfg.env) if game is None else (_gym_env_loop, game)
+    procs = [ctx.Process(target=loop, args=(first, seconds, i, out))
              for i in range(processes)]
     for p in procs:
         p.start()
@@ -242,7 +268,8 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
         ) -> tuple[list[dict[str, Any]], dict[str, float], float | None]:
     """Rows of training against raw frames/s: every algorithm with one environment per
     worker and A3C with each k of ``envs_per_worker`` (the paper's loop otherwise), then A3C
-    at the default setting; the phase split; SB3 A2C's rate on the same ``game``."""
+    at the default setting, each beside its own raw environment and a plain gymnasium loop
+    of ``game``; the phase split; SB3 A2C's rate on the same ``game``."""
     register_schemas()
     rows: list[dict[str, Any]] = []
     batched = [k for k in envs_per_worker or [] if k != 1]
@@ -253,7 +280,9 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
                   "total_frames=1_000_000_000"]
         base = [*common, "setting=base", *overrides]
         raw = raw_env_fps(compose_config(base, as_object=True), n, seconds)
-        print(f"workers={n}: raw env {raw:,.0f} frames/s", flush=True)
+        gym_raw = raw_env_fps(None, n, seconds, game=game)
+        print(f"workers={n}: raw env {raw:,.0f} frames/s, plain gymnasium {gym_raw:,.0f}",
+              flush=True)
         runs = [(algo, 1) for algo in algos]
         runs += [("a3c", k) for k in batched if "a3c" in algos]
         for algo, k in runs:
@@ -262,14 +291,14 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
                                  as_object=True)
             train = training_fps(cfg, seconds)
             rows.append({"algo": algo, "workers": n, "envs": k, "raw": raw, "train": train,
-                         "ratio": train / raw})
+                         "ratio": train / raw, "gym_raw": gym_raw})
             print(f"workers={n}, envs_per_worker={k}: {algo} training {train:,.0f} frames/s, "
                   f"ratio {train / raw:.3f}", flush=True)
         if "a3c" in algos:  # what `asyncrl` runs: the ratio a user feels
             cfg = compose_config([*common, *overrides, "algo=a3c"], as_object=True)
             train = training_fps(cfg, seconds)
             rows.append({"algo": DEFAULT_ROW, "workers": n, "envs": cfg.envs_per_worker,
-                         "raw": raw, "train": train, "ratio": train / raw})
+                         "raw": raw, "train": train, "ratio": train / raw, "gym_raw": gym_raw})
             print(f"workers={n}, the default setting: a3c training {train:,.0f} frames/s, "
                   f"ratio {train / raw:.3f}", flush=True)
     peer = sb3_a2c_fps(seconds, game=game)
@@ -448,10 +477,15 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
         "workers. Ratio: training frames/s over raw frames/s, measured in the same run. "
         "envs/worker: `envs_per_worker`, the environments each worker acts for in one batch "
         "(1 is the paper's loop). The rows run the paper's loop (`setting=base`) at each k "
-        f"but \"{DEFAULT_ROW}\": what `asyncrl` runs, k = 16 and t_max 20 over it.",
+        f"but \"{DEFAULT_ROW}\": what `asyncrl` runs, k = 16 and t_max 20 over it. "
+        "Plain gymnasium: as many processes of the loop a user would write, "
+        f"`gym.make('{sb3_env_id(game)}')` with gymnasium's `AtariPreprocessing` (no-op "
+        "starts, frame skip 4, 84x84 grey) and a 4-frame stack, random actions; the last "
+        "ratio is training over it.",
     ]
     columns = ["algo", "workers", "envs/worker", "raw env frames/s", "training frames/s",
-               "training frames/s per worker", "ratio"]
+               "training frames/s per worker", "ratio", "plain gymnasium frames/s",
+               "ratio to plain gymnasium"]
     if peer is not None:
         lines += ["", f"Peer: Stable-Baselines3 A2C (`CnnPolicy`, its defaults, "
                   f"`make_atari_env('{sb3_env_id(game)}', n_envs={SB3_ENVS})` with a "
@@ -463,7 +497,8 @@ def markdown(rows: list[dict[str, Any]], phases: dict[str, float], seconds: floa
               "| --- | " + " | ".join("---:" for _ in columns[1:]) + " |"]
     for r in rows:
         cells = [r["algo"], f"{r['workers']:.0f}", f"{r.get('envs', 1):.0f}", f"{r['raw']:,.0f}",
-                 f"{r['train']:,.0f}", f"{r['train'] / r['workers']:,.0f}", f"{r['ratio']:.3f}"]
+                 f"{r['train']:,.0f}", f"{r['train'] / r['workers']:,.0f}", f"{r['ratio']:.3f}",
+                 f"{r['gym_raw']:,.0f}", f"{r['train'] / r['gym_raw']:.3f}"]
         if peer is not None:
             cells.append(f"{r['train'] / peer:.2f}")
         lines.append("| " + " | ".join(cells) + " |")
