@@ -59,9 +59,9 @@ PROG = "python -m asyncrl.commands.bench"
 WARMUP_S = 5.0
 
 
-def _raw_env_loop(env_cfg: Any, seconds: float, seed: int, out: Any) -> None:
-    """Random actions through the full preprocessing, as fast as the emulator goes."""
-    env = make_env(env_cfg)
+def _random_play(env: Any, frames_per_step: int, seconds: float, seed: int, out: Any) -> None:
+    """Random actions on ``env`` for ``seconds``, as fast as it goes: its frames/s into
+    ``out``."""
     env.reset(seed=seed)
     env.action_space.seed(seed)
     steps, deadline = 0, time.perf_counter() + seconds
@@ -71,8 +71,13 @@ def _raw_env_loop(env_cfg: Any, seconds: float, seed: int, out: Any) -> None:
         steps += 1
         if terminated or truncated:
             env.reset()
-    out.put(steps * frames_per_step(env_cfg) / (time.perf_counter() - start))
+    out.put(steps * frames_per_step / (time.perf_counter() - start))
     env.close()
+
+
+def _raw_env_loop(env_cfg: Any, seconds: float, seed: int, out: Any) -> None:
+    """Random actions through the full preprocessing, as fast as the emulator goes."""
+    _random_play(make_env(env_cfg), frames_per_step(env_cfg), seconds, seed, out)
 
 
 def _gym_env_loop(game: str, seconds: float, seed: int, out: Any) -> None:
@@ -86,17 +91,7 @@ def _gym_env_loop(game: str, seconds: float, seed: int, out: Any) -> None:
     gym.register_envs(ale_py)
     env = FrameStackObservation(AtariPreprocessing(gym.make(sb3_env_id(game)), noop_max=30,
                                                    frame_skip=4, screen_size=84), 4)
-    env.reset(seed=seed)
-    env.action_space.seed(seed)
-    steps, deadline = 0, time.perf_counter() + seconds
-    start = time.perf_counter()
-    while time.perf_counter() < deadline:
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        steps += 1
-        if terminated or truncated:
-            env.reset()
-    out.put(steps * 4 / (time.perf_counter() - start))
-    env.close()
+    _random_play(env, 4, seconds, seed, out)
 
 
 def raw_env_fps(cfg: Any, processes: int, seconds: float, game: str | None = None) -> float:
