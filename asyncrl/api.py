@@ -110,14 +110,14 @@ class Agent:
     value-based methods act epsilon-greedily with ``algo.eval_epsilon`` or ``epsilon``."""
 
     def __init__(self, run_dir: Path, seed: int = 0, epsilon: float | None = None) -> None:
-        from asyncrl.commands.saved_policy import evaluation_epsilon, load_policy
+        from asyncrl.commands.saved_policy import load_policy, set_evaluation_epsilon
         from asyncrl.learning.evaluate import eval_policy
 
         self.run_dir = run_dir
         self.config, model, saved = load_policy(run_dir)
         self.frames = saved.frames  # T of the checkpoint the weights come from
         # None for A3C; for a value-based run the rate its act() explores with
-        self.epsilon = evaluation_epsilon(self.config, epsilon, "epsilon=")
+        self.epsilon = set_evaluation_epsilon(self.config, epsilon, "epsilon=")
         self._policy = eval_policy(self.config, model, seed)
 
     def make_env(self, render_mode: str | None = None) -> Any:

@@ -18,7 +18,7 @@ import gymnasium as gym
 import torch
 
 from asyncrl.commands import run_tool
-from asyncrl.commands.saved_policy import evaluation_epsilon, load_policy
+from asyncrl.commands.saved_policy import load_policy, set_evaluation_epsilon
 from asyncrl.envs import make_env
 from asyncrl.errors import UserError
 from asyncrl.learning.evaluate import eval_policy, evaluation_actors, max_eval_steps
@@ -101,7 +101,7 @@ def evaluate(args: argparse.Namespace) -> int:
     video, out = check_outputs(args, run_dir, path if args.source.is_file() else None)
     torch.set_num_threads(1)
     cfg, model, saved = load_policy(path)
-    epsilon = evaluation_epsilon(cfg, args.epsilon, "--epsilon ")
+    epsilon = set_evaluation_epsilon(cfg, args.epsilon, "--epsilon ")
     env = make_env(cfg.env, render_mode="rgb_array" if video else None,
                    evaluation=True)
     policy = eval_policy(cfg, model, args.seed)

@@ -36,10 +36,10 @@ def load_policy(source: Path) -> tuple[Any, nn.Module, Checkpoint]:
     return cfg, model, saved
 
 
-def evaluation_epsilon(cfg: Any, requested: float | None, name: str) -> float | None:
-    """The exploration rate a value-based run is evaluated at, ``requested`` (the user's
-    ``name``, refused in one line if it cannot apply) replacing the run's
-    ``algo.eval_epsilon``; None for A3C, whose policy is sampled.
+def set_evaluation_epsilon(cfg: Any, requested: float | None, name: str) -> float | None:
+    """Sets the exploration rate a value-based run is evaluated at: ``requested`` (the
+    user's ``name``, refused in one line if it cannot apply) replaces ``cfg.algo.eval_epsilon``
+    in place; returns the rate in force, or None for A3C, whose policy is sampled.
 
     Q-learning learns the greedy policy whatever epsilon its workers explore with, so a
     training score at epsilon 0.1 can sit well below what the same weights play at 0.01:
