@@ -220,25 +220,18 @@ class Actors:
                      member: int = 0) -> float:
         """One whole episode of ``member`` from ``env.reset(seed=seed)``, to its end or
         ``max_steps``, with a fresh recurrent state; returns its raw score."""
-        actor = self.members[member]
-        actor.start_episode(seed)
-        played = 0
-        while played < max_steps:
-            segment = self.play(model, 0, [member], max_steps - played)[member]
-            played += segment.steps
-            if segment.episode_over:
-                break
-        return actor.score
+        return self.play_episodes(model, max_steps, [member], seed)[0]
 
-    def play_episodes(self, model: Any, max_steps: int) -> list[float]:
-        """One whole episode on every member at once, each from a fresh ``env.reset()`` and
-        recurrent state, to its end or ``max_steps``, their actions chosen in one forward per
-        step; returns their raw scores in member order. Episodes begun are played out, as
-        ``play_episode`` plays out its one: a run that ends mid-evaluation still logs it."""
-        for actor in self.members:
-            actor.start_episode()
-        played = [0] * len(self.members)
-        going = list(range(len(self.members)))
+    def play_episodes(self, model: Any, max_steps: int, members: list[int] | None = None,
+                      seed: int | None = None) -> list[float]:
+        """One whole episode on each of ``members`` (all, unless given) at once, each from a
+        fresh ``env.reset(seed=seed)`` and recurrent state, to its end or ``max_steps``,
+        their actions chosen in one forward per step; returns their raw scores in that
+        order. Episodes begun are played out: a run that ends mid-evaluation still logs it."""
+        going = list(range(len(self.members))) if members is None else list(members)
+        for i in going:
+            self.members[i].start_episode(seed)
+        played = dict.fromkeys(going, 0)
         while going:
             steps = min(max_steps - played[i] for i in going)
             segments = self.play(model, 0, going, steps)
@@ -246,7 +239,7 @@ class Actors:
                 played[i] += segments[i].steps
             going = [i for i in going
                      if not segments[i].episode_over and played[i] < max_steps]
-        return [actor.score for actor in self.members]
+        return [self.members[i].score for i in played]
 
     def _act(self, model: Any, frames: int, who: list[int], rows: list[int]
              ) -> tuple[list[Any], list[Any]]:

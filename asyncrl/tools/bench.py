@@ -94,12 +94,11 @@ def _gym_env_loop(game: str, seconds: float, seed: int, out: Any) -> None:
     _random_play(env, 4, seconds, seed, out)
 
 
-def raw_env_fps(cfg: Any, processes: int, seconds: float, game: str | None = None) -> float:
-    """Total frames/s of ``processes`` environments stepping in parallel: ``cfg``'s
-    environment, or with ``game`` a plain gymnasium loop of that Atari game."""
+def _in_processes(loop: Any, first: Any, processes: int, seconds: float) -> float:
+    """Total frames/s of ``loop(first, seconds, seed, out)`` run in ``processes`` processes
+    at once."""
     ctx: Any = multiprocessing.get_context(START_METHOD)
     out = ctx.Queue()
-    loop, first = (_raw_env_loop, cfg.env) if game is None else (_gym_env_loop, game)
     procs = [ctx.Process(target=loop, args=(first, seconds, i, out))
              for i in range(processes)]
     for p in procs:
@@ -108,6 +107,16 @@ def raw_env_fps(cfg: Any, processes: int, seconds: float, game: str | None = Non
     for p in procs:
         p.join()
     return float(sum(rates))
+
+
+def raw_env_fps(cfg: Any, processes: int, seconds: float) -> float:
+    """Total frames/s of ``processes`` of ``cfg``'s environments stepping in parallel."""
+    return _in_processes(_raw_env_loop, cfg.env, processes, seconds)
+
+
+def gym_env_fps(game: str, processes: int, seconds: float) -> float:
+    """Total frames/s of ``processes`` plain gymnasium loops of the Atari ``game``."""
+    return _in_processes(_gym_env_loop, game, processes, seconds)
 
 
 def training_fps(cfg: Any, seconds: float) -> float:
@@ -275,7 +284,7 @@ def run(workers: list[int], algos: list[str], seconds: float, overrides: list[st
                   "total_frames=1_000_000_000"]
         base = [*common, "setting=base", *overrides]
         raw = raw_env_fps(compose_config(base, as_object=True), n, seconds)
-        gym_raw = raw_env_fps(None, n, seconds, game=game)
+        gym_raw = gym_env_fps(game, n, seconds)
         print(f"workers={n}: raw env {raw:,.0f} frames/s, plain gymnasium {gym_raw:,.0f}",
               flush=True)
         runs = [(algo, 1) for algo in algos]
