@@ -9,22 +9,15 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from asyncrl.commands.cli import check_room, claim_run_dir, resumed_config
-from asyncrl.commands.cli import train as train_job
-from asyncrl.commands.start_from import requested_start
-from asyncrl.config.checks import validate
-from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.commands.prepare import prepare_run, run_log, run_prepared
+from asyncrl.config.compose import register_schemas
 from asyncrl.errors import UserError
 from asyncrl.run_files.objective import read_outcome
-
-RUN_LOG = "asyncrl.log"  # the name Hydra's job logging gives the CLI's run log
 
 
 @dataclass(frozen=True)
@@ -53,56 +46,14 @@ def train(overrides: Sequence[str] = (), run_dir: str | Path | None = None) -> T
         raise UserError(f"{hydra_keys[0]}: asyncrl.train takes config keys only; give the "
                         "run's directory as run_dir=")
     register_schemas()
-    cfg = compose_config(args)
-    if cfg.resume:
-        where = Path(cfg.resume)
-        validate(_to_object(resumed_config(where, args)[0]))
-        check_room(where)
-    else:
-        typed = _to_object(cfg)
-        validate(typed)
-        requested_start(typed)
-        where = _claim(run_dir)
-    with _run_log(where):
-        code = train_job(cfg, where, args)
-    outcome = read_outcome(where, str(cfg.objective))
-    return TrainResult(where, outcome.status, outcome.score, code, outcome.reason)
-
-
-def _to_object(cfg: Any) -> Any:
-    from omegaconf import OmegaConf
-
-    return OmegaConf.to_object(cfg)
-
-
-def _claim(run_dir: str | Path | None) -> Path:
-    """The CLI's choice of a fresh run directory, with its refusals."""
-    given = [] if run_dir is None else [f"hydra.run.dir={run_dir}"]
     try:
-        claimed = claim_run_dir(given)
+        prepared = prepare_run(args, run_dir)
     except UserError as err:  # the CLI's message, in the words of this face
         raise UserError(str(err).replace("hydra.run.dir", "run_dir")) from None
-    return Path(next(a for a in claimed if a.startswith("hydra.run.dir=")).split("=", 1)[1])
-
-
-@contextmanager
-def _run_log(run_dir: Path) -> Iterator[None]:
-    """The run's log lines into ``RUN_LOG``, as Hydra's job logging does for the CLI."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(run_dir / RUN_LOG)
-    handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - "
-                                           "%(message)s"))
-    logger = logging.getLogger("asyncrl")
-    previous = logger.level
-    logger.addHandler(handler)
-    if logger.getEffectiveLevel() > logging.INFO:
-        logger.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(previous)
-        handler.close()
+    with run_log(prepared.run_dir):
+        code = run_prepared(prepared)
+    outcome = read_outcome(prepared.run_dir, str(prepared.config.objective))
+    return TrainResult(prepared.run_dir, outcome.status, outcome.score, code, outcome.reason)
 
 
 class Agent:

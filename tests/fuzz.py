@@ -7,9 +7,10 @@ single-run and the ``-m`` paths. Each command line must either be refused (exit 
 line on stderr, no traceback, no run directory) or train its few hundred frames to exit 0;
 exit 3 (diverged) is accepted only for an ordinary value, never for an extreme one.
 
-The check runs in this process as the CLI runs it before Hydra starts (``prepare_arguments``:
-compose, then ``validate``); accepted command lines then train in-process (serial mode,
-one worker), and a sample of all of them goes through the real CLI in a subprocess.
+The check runs in this process as the CLI runs it before anything starts
+(``run_command`` with ``check_only``: compose, then ``validate``); accepted command lines
+then train in-process (serial mode, one worker), and a sample of all of them goes through
+the real CLI in a subprocess.
 
 ``python -m tests.fuzz --seed 0 --cases 400 --train 40 --cli 12`` (``nox -s fuzz``) prints
 what it drew and every finding; ``tests/test_fuzz.py`` runs one seed's worth in the
@@ -226,14 +227,14 @@ def _mutate(rng: random.Random, case: Case, key_type: tuple[str, str],
 
 def check(case: Case, workdir: Path) -> Verdict:
     """The CLI's own check before Hydra starts, in this process."""
-    from asyncrl.commands.cli import prepare_arguments
+    from asyncrl.commands.cli import run_command
     from asyncrl.errors import UserError
 
     where = (f"hydra.sweep.dir={workdir / 'sweep'}" if case.multirun
              else f"hydra.run.dir={workdir / 'run'}")
     argv = [*(["-m"] if case.multirun else []), *case.args, where]
     try:
-        prepare_arguments(argv)
+        run_command(argv, check_only=True)
     except UserError as err:
         message = str(err)
         if "\n" in message or not message.strip():

@@ -125,13 +125,14 @@ def test_each_run_of_a_sweep_checks_its_own_switches(tmp_path):
     hands every run its overrides, and a run whose true/false key got a number stops there.
     Called in this process as Hydra calls each job, since through the CLI the refused job
     would come only after a whole training run of the first value."""
-    from asyncrl.commands.cli import train
+    from asyncrl.commands.prepare import prepare_run
     from asyncrl.config.compose import compose_config
     from asyncrl.errors import UserError
 
     cfg = compose_config(["algo=nstep_q", "algo.double_q=true"])  # what OmegaConf made of 2
     with pytest.raises(UserError, match="algo.double_q=2: must be true or false"):
-        train(cfg, tmp_path / "run", ["algo=nstep_q", "algo.double_q=2"])
+        prepare_run(["algo=nstep_q", "algo.double_q=2"], tmp_path / "run", composed=cfg,
+                    in_a_sweep=True)
     assert not (tmp_path / "run").exists()
 
 
@@ -430,9 +431,9 @@ def test_help_and_command_line_checks_do_not_import_torch(workdir):
     probe = ("import sys\n"
              "from asyncrl.commands import cli\n"
              "cli.register_schemas()\n"
-             "cli.prepare_arguments(['env=classic/cartpole', 'workers=2'])\n"
+             "cli.run_command(['env=classic/cartpole', 'workers=2'], check_only=True)\n"
              "try:\n"
-             "    cli.prepare_arguments(['lrr=1'])\n"
+             "    cli.run_command(['lrr=1'], check_only=True)\n"
              "except cli.UserError:\n"
              "    pass\n"
              "print('torch' in sys.modules)\n")
@@ -458,7 +459,7 @@ def test_a_run_directory_that_holds_a_run_is_refused_without_resume(workdir):
 def test_runs_started_in_the_same_second_get_their_own_directories(workdir, monkeypatch):
     from datetime import datetime
 
-    from asyncrl.commands import cli
+    from asyncrl.commands import prepare
 
     class Frozen(datetime):
         @classmethod
@@ -466,11 +467,11 @@ def test_runs_started_in_the_same_second_get_their_own_directories(workdir, monk
             return datetime(2026, 11, 26, 10, 0, 0)
 
     monkeypatch.chdir(workdir)
-    monkeypatch.setattr(cli, "datetime", Frozen)
-    dirs = [cli.claim_run_dir(["workers=1"])[-1] for _ in range(3)]
-    assert dirs == [f"hydra.run.dir={Path('outputs/2026-11-26') / name}"
+    monkeypatch.setattr(prepare, "datetime", Frozen)
+    dirs = [prepare.claim_run_dir(None) for _ in range(3)]
+    assert dirs == [Path("outputs/2026-11-26") / name
                     for name in ("10-00-00", "10-00-00-2", "10-00-00-3")]
-    assert all((workdir / d.split("=", 1)[1]).is_dir() for d in dirs)
+    assert all((workdir / d).is_dir() for d in dirs)
 
 
 def test_frame_counts_in_e_notation_are_whole_numbers():
@@ -494,20 +495,20 @@ def test_a_full_disk_or_an_unwritable_place_is_refused_before_hydra_writes_there
     import shutil
     from collections import namedtuple
 
-    from asyncrl.commands import cli
+    from asyncrl.commands.prepare import claim_run_dir
     from asyncrl.errors import UserError
 
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(10 << 20, 10 << 20, 4096))
     with pytest.raises(UserError, match=r"no room for a run in .*: 4,096 bytes free"):
-        cli.claim_run_dir([f"hydra.run.dir={tmp_path / 'a' / 'b'}"])
+        claim_run_dir(tmp_path / "a" / "b")
     assert not (tmp_path / "a").exists()  # nothing made on the way to the refusal
     monkeypatch.undo()
     afile = tmp_path / "afile"
     afile.write_text("")
     with pytest.raises(UserError, match="is not a writable directory"):
-        cli.claim_run_dir([f"hydra.run.dir={afile / 'run'}"])
-    assert cli.claim_run_dir([f"hydra.run.dir={tmp_path / 'c'}"])  # room enough: accepted
+        claim_run_dir(afile / "run")
+    assert claim_run_dir(tmp_path / "c")  # room enough: accepted
 
 
 @pytest.mark.parametrize("algo", ["nstep_q", "a3c"])
@@ -542,12 +543,12 @@ def test_a_tool_whose_reader_goes_ends_quietly_with_141():
 def test_more_workers_than_cores_is_said_once_and_as_many_is_not(monkeypatch, caplog):
     import logging
 
-    from asyncrl.commands import cli
+    from asyncrl.commands import prepare
 
-    monkeypatch.setattr(cli, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(prepare, "usable_cpus", lambda: 2)
     with caplog.at_level(logging.WARNING, logger="asyncrl"):
-        cli.warn_if_cores_shared(2)
-        cli.warn_if_cores_shared(3)
+        prepare.warn_if_cores_shared(2)
+        prepare.warn_if_cores_shared(3)
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and said[0].startswith("workers=3 on 2 cores: the workers share")
 

@@ -160,3 +160,38 @@ def test_a_started_run_resumes_from_its_own_checkpoint(parent, tmp_path, workdir
         moved.rename(parent)
     assert result.returncode == 0, result.stderr
     assert load_checkpoint(checkpoint_path(branch)).frames >= max(1800, t_branch)
+
+
+def test_the_cli_composes_a_run_once_and_reads_its_start_once(parent, tmp_path, monkeypatch):
+    """One pass: the command line is composed once and init_from's checkpoint read once;
+    the launcher gets that checkpoint and that config, checked, with nothing composed again."""
+    from asyncrl.commands import cli, prepare
+    from asyncrl.config import compose as compose_module
+    from asyncrl.run_files import checkpoint as checkpoint_module
+
+    calls = {"compose": 0, "read": 0}
+    real_compose, real_read = compose_module.compose_config, checkpoint_module.load_checkpoint
+
+    def counted_compose(*args, **kwargs):
+        calls["compose"] += 1
+        return real_compose(*args, **kwargs)
+
+    def counted_read(path):
+        calls["read"] += 1
+        return real_read(path)
+
+    monkeypatch.setattr(prepare, "compose_config", counted_compose)
+    monkeypatch.setattr(checkpoint_module, "load_checkpoint", counted_read)
+    launched = []
+    monkeypatch.setattr(cli, "launch", launched.append)
+    run_dir = tmp_path / "child"
+    cli.run_command([*SERIAL, f"init_from={parent}", "total_frames=1200", "lr=3e-3",
+                     f"hydra.run.dir={run_dir}"])
+    assert calls == {"compose": 1, "read": 1}
+    (prepared,) = launched
+    assert prepared.run_dir == run_dir and prepared.config.lr == 3e-3
+    assert prepared.start_from.frames == load_checkpoint(checkpoint_path(parent)).frames
+    assert prepared.composed.hydra.job.name == "asyncrl"  # Hydra's logging settings with it
+    monkeypatch.undo()
+    assert prepare.run_prepared(prepared) == 0  # the launcher composes nothing again
+    assert load_checkpoint(checkpoint_path(run_dir)).config["init_from"] == str(parent)

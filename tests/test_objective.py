@@ -64,16 +64,16 @@ OPTUNA = ["-m", "hydra/sweeper=optuna", "env=classic/cartpole"]
     ["total_frames=int(interval(2000, 4000))"],
 ])
 def test_optuna_sweep_syntax_passes_the_multirun_checks_and_maximises(swept):
-    args = cli.prepare_arguments([*OPTUNA, *swept])
+    args = cli.check_multirun_arguments([*OPTUNA, *swept])
     assert args[-1] == "hydra.sweeper.direction=maximize"
     assert args[:-1] == [*OPTUNA, *swept]
 
 
 def test_a_direction_given_is_kept():
-    args = cli.prepare_arguments([*OPTUNA, "hydra.sweeper.direction=minimize", "lr=1e-3"])
+    args = cli.check_multirun_arguments([*OPTUNA, "hydra.sweeper.direction=minimize", "lr=1e-3"])
     assert "hydra.sweeper.direction=maximize" not in args
 
 
 def test_an_impossible_choice_in_optuna_syntax_is_refused_before_any_run():
     with pytest.raises(UserError, match="workers=0"):
-        cli.prepare_arguments([*OPTUNA, "workers=choice(1, 0)"])
+        cli.check_multirun_arguments([*OPTUNA, "workers=choice(1, 0)"])

@@ -1,6 +1,7 @@
 """``init_from=``: the checkpoint a new run starts from, read and fitted to the run's
 network before the run's directory is made, so that a missing, damaged or ill-fitting one
-is refused in one line and leaves nothing on disk."""
+is refused in one line and leaves nothing on disk. ``prepare_run`` reads it once and hands
+it to the launcher."""
 
 from __future__ import annotations
 
@@ -10,10 +11,6 @@ from typing import Any
 
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_path, checkpoint_source
-
-# the command line is checked, then trained in the same process: read each file once, and
-# again only if it changed (a live run's last.pt is rewritten)
-_read: dict[tuple[Path, int, int], Checkpoint] = {}
 
 
 def start_checkpoint(cfg: Any) -> Checkpoint:
@@ -28,12 +25,7 @@ def start_checkpoint(cfg: Any) -> Checkpoint:
         raise UserError(f"init_from={where!r}: no checkpoint file, nor a run directory "
                         "with checkpoints/last.pt, at that path")
     path, _ = checkpoint_source(path)
-    stat = path.stat()
-    key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
-    if key not in _read:
-        _read.clear()  # one start at a time: keep no other checkpoint's tensors alive
-        _read[key] = load_checkpoint(path)
-    saved = _read[key]
+    saved = load_checkpoint(path)
     if saved.frames >= cfg.total_frames:
         raise UserError(f"init_from={where}: its T={saved.frames:,} is at or past "
                         f"total_frames={cfg.total_frames:,}, which leaves nothing to train")

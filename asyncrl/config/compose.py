@@ -64,8 +64,10 @@ def renamed_preset_notes(overrides: Sequence[str]) -> list[str]:
     return notes
 
 
-def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
-    """Compose ``conf/config.yaml`` with overrides; every Hydra/OmegaConf error -> UserError."""
+def compose_config(overrides: Sequence[str], as_object: bool = False,
+                   with_hydra: bool = False) -> Any:
+    """Compose ``conf/config.yaml`` with overrides; every Hydra/OmegaConf error -> UserError.
+    ``with_hydra``: keep the ``hydra`` node (run directory, logging), as a run needs it."""
     from hydra import compose, initialize_config_dir
 
     for override in overrides:
@@ -75,7 +77,8 @@ def compose_config(overrides: Sequence[str], as_object: bool = False) -> Any:
                             "those instead (setting=tuned, paper or base)")
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-            cfg = compose(config_name="config", overrides=list(overrides))
+            cfg = compose(config_name="config", overrides=list(overrides),
+                          return_hydra_config=with_hydra)
             check_switches(cfg, overrides)
             if not as_object:
                 return cfg

@@ -37,7 +37,6 @@ import argparse
 import copy
 import json
 import math
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -418,11 +417,13 @@ def format_report(report: ProbeReport) -> str:
 
 def train(name: str, frames: int, horizon: int, workers: int, out: Path,
           overrides: list[str]) -> Path:
-    """The short run, through the real CLI; its command line checked here first, so a
-    mistake in it is this tool's one-line error."""
-    from asyncrl.commands.cli import claim_run_dir, whole_frame_counts
-    from asyncrl.config.checks import validate
-    from asyncrl.config.compose import compose_config, register_schemas
+    """The short run, as the CLI runs it (one pass: composed, checked, launched with the
+    CLI's logging), in this process; a mistake in its command line is this tool's one-line
+    error."""
+    from asyncrl.commands.cli import whole_frame_counts
+    from asyncrl.commands.prepare import launch, prepare_run
+    from asyncrl.config.compose import register_schemas
+    from asyncrl.run import start_method
 
     run_dir = out / name
     # one checkpoint at the end unless the user asks for more (with checkpoint.keep=true)
@@ -430,14 +431,13 @@ def train(name: str, frames: int, horizon: int, workers: int, out: Path,
                 f"workers={workers}", f"total_frames={frames}", f"lr_anneal_frames={horizon}",
                 "eval.episodes=0", "log.progress=false", "log.tensorboard=false"]
     register_schemas()
-    validate(compose_config([s for s in settings if not s.startswith("hydra")], as_object=True))
-    claim_run_dir([f"hydra.run.dir={run_dir}"])
-    command = [sys.executable, "-m", "asyncrl", *settings, f"hydra.run.dir={run_dir}"]
-    print("probe:", " ".join(command[1:]), flush=True)
-    result = subprocess.run(command, check=False)
-    if result.returncode != 0:
-        raise RunFailed(f"the run failed (exit {result.returncode}); its log: "
-                        f"{run_dir / 'asyncrl.log'}")
+    prepared = prepare_run([*settings, f"hydra.run.dir={run_dir}"])
+    print("probe: asyncrl", " ".join(settings), f"hydra.run.dir={run_dir}", flush=True)
+    if not prepared.config.serial:
+        start_method.start_early()
+    code = launch(prepared)
+    if code != 0:
+        raise RunFailed(f"the run failed (exit {code}); its log: {run_dir / 'asyncrl.log'}")
     return run_dir
 
 
