@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from asyncrl.commands.prepare import prepare_run, run_log, run_prepared
-from asyncrl.config.compose import register_schemas
+from asyncrl.commands.prepare import prepare_run, register_schemas, run_log, run_prepared
 from asyncrl.errors import UserError
 from asyncrl.run_files.objective import read_outcome
 

@@ -15,7 +15,8 @@ import time
 import torch
 
 import asyncrl
-from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.commands.prepare import register_schemas
+from asyncrl.config.compose import compose_config
 from asyncrl.learning.worker import WorkerParts, WorkerSpec, build_worker_parts, learning_step
 from asyncrl.run.launcher import build_shared_state
 

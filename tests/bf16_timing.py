@@ -12,7 +12,8 @@ import time
 
 import torch
 
-from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.commands.prepare import register_schemas
+from asyncrl.config.compose import compose_config
 from asyncrl.run.launcher import build_shared_state
 
 

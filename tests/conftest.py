@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from asyncrl.algos import algorithm_class
-from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.commands.prepare import register_schemas
+from asyncrl.config.compose import compose_config
 
 REPO = Path(__file__).resolve().parent.parent
 CONF = REPO / "conf"

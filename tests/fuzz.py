@@ -314,7 +314,7 @@ def fuzz(seed: int, cases: int, trains: int, clis: int, log: Any = None,
          cover_all: bool = True) -> dict[str, Any]:
     """Draw, check every case in-process, train ``trains`` accepted single runs in-process
     and send ``clis`` cases through the real CLI; what was drawn and every finding."""
-    from asyncrl.config.compose import register_schemas
+    from asyncrl.commands.prepare import register_schemas
 
     register_schemas()
     started = time.monotonic()

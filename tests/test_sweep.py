@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from asyncrl.errors import UserError
-from asyncrl.run.sweep import check_range, log_uniform, plan
+from asyncrl.run.sweep import log_uniform, plan
 from asyncrl.run_files.run_status import read_status, write_status
+from asyncrl.sweep_range import check_range
 from tests.conftest import QUICK, cli_env, run_cli
 
 
@@ -274,7 +275,7 @@ def test_a_grid_plans_every_combination_with_seeds_one_to_trials_and_nothing_dra
 def test_the_57_games_preset_is_a_grid_over_every_game_with_a_final_evaluation(tmp_path):
     from hydra import compose, initialize_config_dir
 
-    from asyncrl.config.compose import register_schemas
+    from asyncrl.commands.prepare import register_schemas
     from asyncrl.config.paths import config_dir
 
     register_schemas()

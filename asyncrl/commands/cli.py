@@ -18,13 +18,12 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from asyncrl import exit_codes
-from asyncrl.commands.prepare import launch, prepare_run, run_prepared
+from asyncrl.commands.prepare import launch, prepare_run, register_schemas, run_prepared
 from asyncrl.commands.start_from import absolute_init_from, requested_start
 from asyncrl.config.compose import (
     check_multirun,
     check_sweep,
     compose_config,
-    register_schemas,
     renamed_preset_notes,
 )
 from asyncrl.config.paths import config_dir

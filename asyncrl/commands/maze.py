@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from asyncrl.commands import run_tool
-from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.commands.prepare import register_schemas
+from asyncrl.config.compose import compose_config
 from asyncrl.envs import make_env
 from asyncrl.envs.maze.view import random_scores, top_down
 

@@ -29,6 +29,7 @@ from asyncrl.config.checks import validate
 from asyncrl.config.compose import check_switches, compose_config, describe_config_error
 from asyncrl.config.machine import usable_cpus
 from asyncrl.config.saved import typed_config
+from asyncrl.config.schemas import SCHEMAS, TrainConfig
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
 
@@ -64,6 +65,22 @@ class PreparedRun:
     @property
     def resumed(self) -> bool:
         return self.resume_from is not None
+
+
+def register_schemas() -> None:
+    """Put every schema in Hydra's ConfigStore under ``schema/<group>/<name>``, and the
+    sweeper under ``hydra/sweeper/asyncrl_loguniform``: before anything composes a config
+    (a preset may choose the sweeper)."""
+    from hydra.core.config_store import ConfigStore
+
+    from hydra_plugins.asyncrl_sweeper import register_sweeper
+
+    register_sweeper()
+    cs = ConfigStore.instance()
+    cs.store(name="train_schema", node=TrainConfig)
+    for group, options in SCHEMAS.items():
+        for name, node in options.items():
+            cs.store(group=f"schema/{group}", name=name, node=node)
 
 
 def prepare_run(overrides: Sequence[str], run_dir: str | Path | None = None, *,

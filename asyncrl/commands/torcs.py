@@ -12,8 +12,9 @@ import sys
 import time
 
 from asyncrl.commands import run_tool
+from asyncrl.commands.prepare import register_schemas
 from asyncrl.config.checks import validate
-from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.config.compose import compose_config
 from asyncrl.envs.torcs.env import RaceStartFailed
 from asyncrl.errors import UserError
 

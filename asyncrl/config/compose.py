@@ -10,28 +10,14 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from asyncrl.config.checks import validate
 from asyncrl.config.paths import config_dir
-from asyncrl.config.schemas import SCHEMAS, TrainConfig, refusal
+from asyncrl.config.schemas import refusal
 from asyncrl.errors import UserError
-
-
-def register_schemas() -> None:
-    """Put every schema in Hydra's ConfigStore under ``schema/<group>/<name>``, and the
-    sweeper under ``hydra/sweeper/asyncrl_loguniform``."""
-    from hydra_plugins.asyncrl_sweeper import register_sweeper
-
-    register_sweeper()
-    cs = ConfigStore.instance()
-    cs.store(name="train_schema", node=TrainConfig)
-    for group, options in SCHEMAS.items():
-        for name, node in options.items():
-            cs.store(group=f"schema/{group}", name=name, node=node)
-
+from asyncrl.sweep_range import check_range
 
 # groups the config chooses itself: the family an env's YAML marks, the layers that follow
 INTERNAL_GROUPS = ("family", "domain", "domain/all")
@@ -181,8 +167,6 @@ def check_multirun(overrides: Sequence[str], every_value: bool = True,
 def check_sweep(overrides: Sequence[str]) -> None:
     """Refuse an impossible sweep range before Hydra starts any run."""
     from hydra import compose, initialize_config_dir
-
-    from asyncrl.run.sweep import check_range
 
     single = [o for o in overrides if "," not in o.split("=", 1)[-1] or o.startswith("hydra.")]
     try:

@@ -39,6 +39,7 @@ from asyncrl import exit_codes
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import checkpoint_path
 from asyncrl.run_files.run_status import DONE, FAILED, FINISHED, read_status
+from asyncrl.sweep_range import check_range
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +69,6 @@ class GridSweeperConf(LogUniformSweeperConf):
 
     trials: int = 1           # seeds per combination: seed=1 .. trials
     param: str | None = None  # nothing drawn: every run keeps the config's own lr
-
-
-def check_range(low: float, high: float, trials: int) -> None:
-    if not (0 < low < math.inf and 0 < high < math.inf):
-        raise UserError(f"sweep range ({low:g}, {high:g}): both bounds must be positive and "
-                        "finite for a log-uniform draw")
-    if low >= high:
-        raise UserError(f"sweep range ({low:g}, {high:g}): low must be below high")
-    if trials < 1:
-        raise UserError(f"hydra.sweeper.trials={trials}: need at least 1 run")
 
 
 def log_uniform(rng: np.random.Generator, low: float, high: float, size: int) -> np.ndarray:

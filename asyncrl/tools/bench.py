@@ -32,7 +32,8 @@ import torch
 from asyncrl import exit_codes
 from asyncrl.algos import algorithm_classes
 from asyncrl.commands import run_tool
-from asyncrl.config.compose import compose_config, register_schemas
+from asyncrl.commands.prepare import register_schemas
+from asyncrl.config.compose import compose_config
 from asyncrl.envs import frames_per_step, make_env
 from asyncrl.errors import UserError
 from asyncrl.learning.worker import WorkerSpec, build_worker_parts, learning_step

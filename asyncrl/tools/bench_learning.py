@@ -70,7 +70,8 @@ def learning_game(overrides: Sequence[str]) -> str:
     """The Atari game the runs play: the config composed as ``run_to_score`` composes it
     (Pong, then the overrides), so ``env=atari/<game>`` and ``env.game=`` both count.
     Anything but an Atari game is refused in one line."""
-    from asyncrl.config.compose import compose_config, register_schemas
+    from asyncrl.commands.prepare import register_schemas
+    from asyncrl.config.compose import compose_config
 
     register_schemas()
     env = compose_config([f"env=atari/{DEFAULT_GAME}", *overrides]).env

@@ -421,8 +421,7 @@ def train(name: str, frames: int, horizon: int, workers: int, out: Path,
     CLI's logging), in this process; a mistake in its command line is this tool's one-line
     error."""
     from asyncrl.commands.cli import whole_frame_counts
-    from asyncrl.commands.prepare import launch, prepare_run
-    from asyncrl.config.compose import register_schemas
+    from asyncrl.commands.prepare import launch, prepare_run, register_schemas
     from asyncrl.run import start_method
 
     run_dir = out / name
