@@ -91,18 +91,25 @@ def test_the_nature_convs_are_the_nature_dqns_three_layers(network, algo, head):
     assert model(torch.zeros(2, 4, 84, 84, dtype=torch.uint8))[0].shape == (2, 6)
 
 
-def test_the_config_check_knows_every_conv_stack():
-    from asyncrl.config.option_checks import CONV_CHOICES
-    from asyncrl.nets.torsos import CONV_STACKS
+def _every_choice():
+    from asyncrl.choices import Activation, CentreOn, Conv, TorsoInit
 
-    assert tuple(CONV_STACKS) == CONV_CHOICES
+    return [("conv", c) for c in Conv] + [("torso_init", i) for i in TorsoInit] + [
+        ("centre_on", c) for c in CentreOn] + [("mlp_activation", a) for a in Activation]
 
 
-def test_the_config_check_knows_every_torso_init():
-    from asyncrl.config.option_checks import TORSO_INIT_CHOICES
-    from asyncrl.nets.torsos import TORSO_INITS
-
-    assert tuple(TORSO_INITS) == TORSO_INIT_CHOICES
+@pytest.mark.parametrize(("key", "value"), _every_choice())
+def test_every_name_the_config_accepts_builds_a_network(key, value):
+    """A choice's names are its type (asyncrl.choices): the config accepts each, and the
+    builder's tables (conv stacks, inits, activations) have an entry for each."""
+    cartpole = key == "mlp_activation"
+    cfg = compose(*(["env=classic/cartpole"] if cartpole else []), f"network.{key}={value}",
+                  *(["network.centre_input=true"] if key == "centre_on" else []))
+    assert getattr(cfg.network, key) == value
+    space = Box(-1, 1, (4,)) if cartpole else IMAGES
+    model = build_model(cfg, space, Discrete(2), "actor_critic")
+    obs = torch.zeros(1, *space.shape, dtype=torch.float32 if cartpole else torch.uint8)
+    assert model(obs)[0].shape == (1, 2)
 
 
 @pytest.mark.parametrize("conv", ["paper", "nature"])
@@ -125,10 +132,3 @@ def test_the_default_torso_init_is_lecun_normal_with_a_firing_bias():
     assert torch.all(fc.bias == 0.1)
     # 2,592 inputs: std 1/sqrt(2592) ~ 0.0196, read from 663,552 draws
     assert math.isclose(float(fc.weight.detach().std()), 2592 ** -0.5, rel_tol=0.01)
-
-
-def test_the_config_check_knows_every_centring():
-    from asyncrl.config.option_checks import CENTRE_CHOICES
-    from asyncrl.nets.torsos import CENTRES
-
-    assert CENTRES == CENTRE_CHOICES

@@ -99,7 +99,7 @@ class A3C:
         self.segment_steps: int | None = None if self.episode_updates else int(algo_cfg.t_max)
         # below 1 the returns are GAE(λ) advantages plus V, so R - V is the GAE advantage
         # and the critic regresses on the λ-return; at 1 the paper's n-step return, as is
-        self.gae_lambda = float(getattr(algo_cfg, "gae_lambda", 1.0))
+        self.gae_lambda = float(algo_cfg.gae_lambda)
 
     @staticmethod
     def blindness_spreads(algo_cfg: Any, envs_per_worker: int) -> tuple[str, ...]:

@@ -19,6 +19,10 @@ class A3CConfig:
     """Advantage actor-critic (paper, Algorithm S3)."""
 
     value_based: ClassVar[bool] = False  # learns a policy, acts by sampling it
+    # what A3C does where other algorithms have a key (not keys: refused when given)
+    target_update_frames: ClassVar[int] = 0  # no target network
+    replay_capacity: ClassVar[int] = 0       # no replay
+    replay_ratio: ClassVar[int] = 0
 
     name: str = "a3c"
     gamma: float = MISSING
@@ -89,6 +93,10 @@ class OneStepSarsaConfig(ValueBasedConfig):
 
     name: str = "one_step_sarsa"
     async_update: int = MISSING
+    # what Sarsa does where Q-learning has a key (not keys: refused when given)
+    double_q: ClassVar[bool] = False
+    replay_capacity: ClassVar[int] = 0
+    replay_ratio: ClassVar[int] = 0
 
     refused: ClassVar[dict[str, str]] = {
         **ValueBasedConfig.refused,

@@ -99,7 +99,7 @@ class ValueBased:
                 if exploration_seed is None else exploration_seed)
         # with epsilon_per_environment each of the worker's k environments draws, as each of
         # the paper's threads does; the first keeps the worker's draw, so k = 1 is unchanged
-        draws = environments if getattr(algo_cfg, "epsilon_per_environment", False) else 1
+        draws = environments if algo_cfg.epsilon_per_environment else 1
         self.final_epsilons = [
             draw_final_epsilon(np.random.default_rng(seed if i == 0 else [seed, i]),
                                list(algo_cfg.epsilon_finals),
@@ -107,7 +107,7 @@ class ValueBased:
             for i in range(draws)]
         self.epsilon_now = 1.0
         # double Q reads the online network on the states after each step too: one more row
-        self.double_q = bool(getattr(algo_cfg, "double_q", False))
+        self.double_q = bool(algo_cfg.double_q)
 
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:
@@ -117,8 +117,8 @@ class ValueBased:
     def blindness_spreads(cls, algo_cfg: Any, envs_per_worker: int) -> tuple[str, ...]:
         """What the blindness watch reads: q_spread, where an update reads two states or
         more (a spread over one state is 0 on any network), else nothing."""
-        rows = cls.steps_per_update(algo_cfg) + int(bool(getattr(algo_cfg, "double_q", False)))
-        segments = envs_per_worker * (1 + int(getattr(algo_cfg, "replay_ratio", 0) or 0))
+        rows = cls.steps_per_update(algo_cfg) + int(bool(algo_cfg.double_q))
+        segments = envs_per_worker * (1 + int(algo_cfg.replay_ratio))
         return ("q_spread",) if rows * segments >= 2 else ()
 
     @property
@@ -225,7 +225,7 @@ class NStepQ(ValueBased):
                  exploration_seed: int | None = None, environments: int = 1) -> None:
         super().__init__(algo_cfg, generator, exploration_seed, environments)
         # below 1, every state after a step is mixed into the targets, not only the last
-        self.lambda_return = float(getattr(algo_cfg, "lambda_return", 1.0))
+        self.lambda_return = float(algo_cfg.lambda_return)
 
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:

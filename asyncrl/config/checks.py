@@ -8,13 +8,8 @@ from typing import Any
 from asyncrl.action_kinds import action_kind_problem
 from asyncrl.algos.configs import epsilon_problem, is_value_based
 from asyncrl.config.machine import worker_limit
-from asyncrl.config.option_checks import (
-    CENTRE_CHOICES,
-    CONV_CHOICES,
-    TORSO_INIT_CHOICES,
-    check_options,
-)
-from asyncrl.config.schemas import SCHEMAS
+from asyncrl.config.option_checks import check_options
+from asyncrl.config.schemas import SCHEMAS, FFNetworkConfig, keys_of
 from asyncrl.envs.family import Family, family_of
 from asyncrl.errors import UserError
 from asyncrl.run_files.trackers import check_wandb_installed
@@ -114,47 +109,37 @@ def _check_env_keys(env: Any) -> None:
 
 
 def _check_algo(algo: Any) -> None:
-    """The algorithm's own keys; a key another algorithm has is skipped where absent."""
+    """The algorithm's own keys: those its schema has."""
     if not 0 <= algo.gamma <= 1:
         raise UserError(f"algo.gamma={algo.gamma}: must lie in [0, 1]")
     for key in ("t_max", "async_update", "target_update_frames"):
-        if getattr(algo, key, 1) < 1:
+        if key in keys_of(algo) and getattr(algo, key) < 1:
             raise UserError(f"algo.{key}={getattr(algo, key)}: must be at least 1")
-    if getattr(algo, "epsilon_anneal_frames", 0) < 0:
-        raise UserError(f"algo.epsilon_anneal_frames={algo.epsilon_anneal_frames}: must be 0 "
-                        "(the final epsilon from the start) or more")
     if not _positive_finite(algo.max_grad_norm):
         raise UserError(f"algo.max_grad_norm={algo.max_grad_norm}: must be positive "
                         "and finite")
-    _check_entropy_beta("algo.entropy_beta", getattr(algo, "entropy_beta", 0.0))
-    coef = getattr(algo, "value_loss_coef", 1.0)
-    if not 0 < coef <= 1:
-        raise UserError(f"algo.value_loss_coef={coef}: must lie in (0, 1]")
     if is_value_based(algo.name):
+        if algo.epsilon_anneal_frames < 0:
+            raise UserError(f"algo.epsilon_anneal_frames={algo.epsilon_anneal_frames}: must "
+                            "be 0 (the final epsilon from the start) or more")
         problem = epsilon_problem(algo.epsilon_finals, algo.epsilon_probabilities,
                                   algo.eval_epsilon)
         if problem is not None:
             raise UserError(problem)
+        return
+    _check_entropy_beta("algo.entropy_beta", algo.entropy_beta)
+    if not 0 < algo.value_loss_coef <= 1:
+        raise UserError(f"algo.value_loss_coef={algo.value_loss_coef}: must lie in (0, 1]")
 
 
 def _check_network(network: Any) -> None:
     """Layer sizes, the conv stack, the MLP's activation and the policy's initial scale."""
     _check_sizes(network)
-    conv = getattr(network, "conv", "paper")
-    if conv not in CONV_CHOICES:
-        raise UserError(f"network.conv={conv}: choose {' or '.join(CONV_CHOICES)}")
-    init = getattr(network, "torso_init", "lecun_bias")
-    if init not in TORSO_INIT_CHOICES:
-        raise UserError(f"network.torso_init={init}: choose {' or '.join(TORSO_INIT_CHOICES)}")
-    centre_on = getattr(network, "centre_on", "mean")
-    if centre_on not in CENTRE_CHOICES:
-        raise UserError(f"network.centre_on={centre_on}: choose {' or '.join(CENTRE_CHOICES)}")
-    activation = getattr(network, "mlp_activation", "relu")
-    if activation not in ("relu", "tanh"):
-        raise UserError(f"network.mlp_activation={activation}: choose relu or tanh")
-    scale = getattr(network, "policy_init_scale", 1.0)
-    if not _positive_finite(scale):
-        raise UserError(f"network.policy_init_scale={scale}: must be positive and finite")
+    # conv, torso_init, centre_on and mlp_activation are choices of names: their types
+    # (asyncrl.choices) refuse any other when the config composes
+    if isinstance(network, FFNetworkConfig) and not _positive_finite(network.policy_init_scale):
+        raise UserError(f"network.policy_init_scale={network.policy_init_scale}: must be "
+                        "positive and finite")
 
 
 def _check_combinations(cfg: Any) -> None:
@@ -198,9 +183,10 @@ MAX_LAYER_UNITS = 4096
 
 def _check_sizes(network: Any) -> None:
     sizes = [(f"network.{key}", getattr(network, key)) for key in ("hidden", "lstm_size")
-             if hasattr(network, key)]
-    sizes += [(f"network.mlp_layers[{i}]", units)
-              for i, units in enumerate(getattr(network, "mlp_layers", []))]
+             if key in keys_of(network)]
+    if isinstance(network, FFNetworkConfig):
+        sizes += [(f"network.mlp_layers[{i}]", units)
+                  for i, units in enumerate(network.mlp_layers)]
     for key, units in sizes:
         if not 1 <= units <= MAX_LAYER_UNITS:
             raise UserError(f"{key}={units}: must lie in [1, {MAX_LAYER_UNITS}]")

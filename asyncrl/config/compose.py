@@ -199,6 +199,11 @@ def describe_config_error(exc: BaseException) -> str:
             return (f"{reason}; conf/{layer.group(1)}.yaml sets it for setting="
                     f"{layer.group(2)}: add {instead} to leave it out")
         return reason
+    choice = re.search(r"Invalid value '([^']*)', expected one of \[([^\]]*)\][\s\S]*?"
+                       r"full_key: (\S+)", _causes(exc))
+    if choice:  # a key whose type is a choice of names (asyncrl.choices)
+        value, names, key = choice.groups()
+        return f"{key}={value}: choose {' or '.join(names.split(', '))}"
     if "'env.kwargs'" in str(exc):  # a whole dict cannot replace a node of the schema
         return ("env.kwargs takes gymnasium.make's keywords one at a time: "
                 "+env.kwargs.NAME=VALUE")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from asyncrl.choices import CentreOn, Conv, TorsoInit
+from asyncrl.config.schemas import FFNetworkConfig, keys_of
 from asyncrl.errors import UserError
 
 # a segment holds t_max + 1 observations: on Atari 6 x 28 KB, so 1,000 segments are
@@ -13,49 +15,47 @@ from asyncrl.errors import UserError
 # machine's whole memory
 MAX_REPLAY_CAPACITY = 100_000
 MAX_REPLAY_RATIO = 16  # each replayed segment costs a forward and backward like a new one
-# the names of nets.torsos.CONV_STACKS, kept here so that checking a config imports no torch
-CONV_CHOICES = ("paper", "nature")
-CENTRE_CHOICES = ("mean", "background")
-TORSO_INIT_CHOICES = ("lecun_bias", "orthogonal")
 
 
 def check_options(cfg: Any, observes_images: bool | None) -> None:
     """Raise UserError for an option's impossible value or combination."""
-    for key in ("gae_lambda", "lambda_return"):
-        value = getattr(cfg.algo, key, 1.0)
+    for key in sorted({"gae_lambda", "lambda_return"} & keys_of(cfg.algo)):
+        value = getattr(cfg.algo, key)
         if not 0.0 <= value <= 1.0:
             raise UserError(f"algo.{key}={value}: must lie in [0, 1] (1 is the paper's "
                             "n-step return)")
     _check_replay(cfg.algo)
-    if getattr(cfg.network, "dueling", False) and cfg.algo.name == "a3c":
+    if not isinstance(cfg.network, FFNetworkConfig):  # network=gaussian has none of these
+        return
+    if cfg.network.dueling and cfg.algo.name == "a3c":
         raise UserError("network.dueling=true splits a Q head into value and advantage "
                         "streams; algo=a3c has a policy and a value head instead. Use a "
                         "value-based algo (one_step_q, one_step_sarsa, nstep_q)")
-    if getattr(cfg.network, "spatial_softmax", False) and observes_images is False:
+    if cfg.network.spatial_softmax and observes_images is False:
         raise UserError("network.spatial_softmax=true reads the positions of features in an "
                         "image, and this environment's observations are vectors")
-    conv = getattr(cfg.network, "conv", "paper")
-    if conv != "paper" and observes_images is False:
+    conv = cfg.network.conv
+    if conv != Conv.paper and observes_images is False:
         raise UserError(f"network.conv={conv} picks the conv layers for images, and this "
                         "environment's observations are vectors (network.mlp_layers sets "
                         "their torso)")
-    init = getattr(cfg.network, "torso_init", "lecun_bias")
-    if init != "lecun_bias" and observes_images is False:
+    init = cfg.network.torso_init
+    if init != TorsoInit.lecun_bias and observes_images is False:
         raise UserError(f"network.torso_init={init} starts the conv torso for images, and "
                         "this environment's observations are vectors")
-    centre_on = getattr(cfg.network, "centre_on", "mean")
-    if centre_on != "mean" and not getattr(cfg.network, "centre_input", False):
+    centre_on = cfg.network.centre_on
+    if centre_on != CentreOn.mean and not cfg.network.centre_input:
         raise UserError(f"network.centre_on={centre_on} says what centring subtracts, and "
                         "network.centre_input=false turns centring off (the default A3C "
                         "setting on Atari sets centre_on=background: add "
                         "network.centre_on=mean, or setting=base)")
-    if centre_on != "mean" and observes_images is False:
+    if centre_on != CentreOn.mean and observes_images is False:
         raise UserError(f"network.centre_on={centre_on} centres images, and this "
                         "environment's observations are vectors")
 
 
 def _check_replay(algo: Any) -> None:
-    capacity, ratio = getattr(algo, "replay_capacity", 0), getattr(algo, "replay_ratio", 0)
+    capacity, ratio = algo.replay_capacity, algo.replay_ratio  # 0 where the algorithm has none
     if not 0 <= capacity <= MAX_REPLAY_CAPACITY:
         raise UserError(f"algo.replay_capacity={capacity}: must lie in "
                         f"[0, {MAX_REPLAY_CAPACITY:,}] segments per worker (0: no replay)")

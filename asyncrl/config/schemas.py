@@ -10,12 +10,14 @@ can express are in ``checks.py``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from omegaconf import MISSING, OmegaConf
 
 from asyncrl.algos.configs import ALGORITHM_CONFIGS
+from asyncrl.choices import Activation, CentreOn, Conv, TorsoInit
 from asyncrl.config.machine import usable_cpus
 from asyncrl.envs.family import families
 
@@ -33,12 +35,12 @@ class FFNetworkConfig:
     mlp_layers: list[int] = MISSING
     policy_init_scale: float = MISSING
     centre_input: bool = MISSING
-    centre_on: str = MISSING         # images, centre_input=true: mean or background
-    mlp_activation: str = MISSING
+    centre_on: CentreOn = MISSING    # images, centre_input=true: mean or background
+    mlp_activation: Activation = MISSING
     dueling: bool = MISSING          # Q head as a value stream + mean-subtracted advantages
     spatial_softmax: bool = MISSING  # images: expected (x, y) of each last-conv channel
-    conv: str = MISSING              # images: the conv layers, paper (2) or nature (3)
-    torso_init: str = MISSING        # images: lecun_bias or orthogonal
+    conv: Conv = MISSING             # images: the conv layers, paper (2) or nature (3)
+    torso_init: TorsoInit = MISSING  # images: lecun_bias or orthogonal
 
 
 @dataclass
@@ -158,6 +160,14 @@ SCHEMAS: dict[str, dict[str, type]] = {
 
 # a refusal's reason (a schema's ``refused``) is also the reason for the key's companions
 COMPANIONS = {"replay_ratio": "replay_capacity"}
+
+
+def keys_of(node: Any) -> set[str]:
+    """The keys a config node has: its schema's fields. (A ClassVar on a schema, the fixed
+    value of an option that lacks the key, such as Sarsa's ``double_q``, is no key.)"""
+    if dataclasses.is_dataclass(node):
+        return {f.name for f in dataclasses.fields(node)}
+    return set(node.keys())
 
 
 def refusal(schema_name: str, key: str) -> str | None:

@@ -20,11 +20,11 @@ def make_env(env_cfg: Any, render_mode: str | None = None, evaluation: bool = Fa
 
 def frames_per_step(env_cfg: Any) -> int:
     """Emulator frames one agent step consumes (the paper counts frames, not steps)."""
-    return int(getattr(env_cfg, "frame_skip", 1))
+    return int(env_cfg.frame_skip)
 
 
 def learning_terminal(env_cfg: Any, terminated: bool, info: dict[str, Any]) -> bool:
     """Whether the learner should bootstrap 0 after this step."""
     if terminated:
         return True
-    return bool(getattr(env_cfg, "terminal_on_life_loss", False) and info.get("life_lost"))
+    return bool(env_cfg.terminal_on_life_loss and info.get("life_lost"))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from asyncrl.errors import UserError
 
@@ -66,6 +66,11 @@ class DomainDefaults:
     default_total_frames: int = 40_000_000  # total_frames unless given
     sweep_lr_low: float = 1e-4   # the LogUniform range of +sweep=lr_loguniform (paper, Sec. 5)
     sweep_lr_high: float = 1e-2
+    # what a family without these keys does (not keys there; a family with one declares a
+    # field of that name): each action acts once, only the game's end is terminal
+    frame_skip: ClassVar[int] = 1
+    terminal_on_life_loss: ClassVar[bool] = False
+    reward_scale: ClassVar[float] = 1.0  # the learner sees the reward as the game gives it
 
 
 def _nothing(env: Any) -> None:

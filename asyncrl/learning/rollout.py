@@ -54,7 +54,7 @@ class Actor:
         self.frame_skip = frames_per_step(cfg.env)
         self.clip = cfg.env.clip_rewards
         # what the learner sees; the score stays in the environment's own units
-        self.reward_scale = float(getattr(cfg.env, "reward_scale", 1.0))
+        self.reward_scale = float(cfg.env.reward_scale)
         self.score = 0.0
         self.episode_frames = 0
         self.state: LSTMState | None = None

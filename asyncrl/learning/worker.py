@@ -130,7 +130,7 @@ class WorkerParts:
     def __post_init__(self) -> None:
         self.local_params = list(self.model.parameters())
         self.shared_params = list(self.shared.model.parameters())
-        self.target_interval = getattr(self.cfg.algo, "target_update_frames", 0)
+        self.target_interval = self.cfg.algo.target_update_frames  # 0: no target network
 
 
 def learning_step(parts: WorkerParts, frames_now: int,
@@ -195,7 +195,7 @@ def episode_steps(env_cfg: Any) -> int:
 
 def _replay(algo_cfg: Any, seed: int) -> SegmentReplay | None:
     """The worker's replay memory if the config asks for one, on a stream of its own."""
-    capacity = int(getattr(algo_cfg, "replay_capacity", 0))
+    capacity = int(algo_cfg.replay_capacity)  # 0 where the algorithm has no replay
     if capacity < 1:
         return None
     generator = torch.Generator().manual_seed(derive_seed(seed, REPLAY_STREAM))

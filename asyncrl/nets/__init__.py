@@ -8,6 +8,7 @@ import gymnasium as gym
 from torch import nn
 
 from asyncrl.action_kinds import action_kind_problem
+from asyncrl.choices import Conv
 from asyncrl.nets.agent_network import ActorCritic, AgentNetwork, QNetwork
 from asyncrl.nets.gaussian import GaussianActorCritic
 from asyncrl.nets.recurrent import LSTMCore, LSTMState, detach_state
@@ -24,13 +25,11 @@ def build_torso(net_cfg: Any, observation_space: gym.Space) -> nn.Module:
         raise ValueError("observation space has no shape")
     if len(shape) == 3:
         return ConvTorso(shape, hidden=net_cfg.hidden, centre_input=net_cfg.centre_input,
-                         spatial_softmax=bool(getattr(net_cfg, "spatial_softmax", False)),
-                         conv=str(getattr(net_cfg, "conv", "paper")),
-                         init=str(getattr(net_cfg, "torso_init", "lecun_bias")),
-                         centre_on=str(getattr(net_cfg, "centre_on", "mean")))
-    if getattr(net_cfg, "spatial_softmax", False):
+                         spatial_softmax=bool(net_cfg.spatial_softmax), conv=net_cfg.conv,
+                         init=net_cfg.torso_init, centre_on=net_cfg.centre_on)
+    if net_cfg.spatial_softmax:
         raise ValueError(f"network.spatial_softmax needs image observations, got shape {shape}")
-    if str(getattr(net_cfg, "conv", "paper")) != "paper":
+    if net_cfg.conv != Conv.paper:
         raise ValueError(f"network.conv={net_cfg.conv} needs image observations, got shape {shape}")
     if len(shape) == 1:
         return MLPTorso(shape[0], layers=list(net_cfg.mlp_layers), hidden=net_cfg.hidden,
@@ -67,6 +66,6 @@ def build_model(cfg: Any, observation_space: gym.Space, action_space: gym.Space,
         core = LSTMCore(int(torso.output_size), cfg.network.lstm_size)  # type: ignore[arg-type]
     if head == "q":
         return QNetwork(torso, int(action_space.n), core,
-                        dueling=bool(getattr(cfg.network, "dueling", False)))
+                        dueling=bool(cfg.network.dueling))
     return ActorCritic(torso, int(action_space.n), core,
                        policy_init_scale=cfg.network.policy_init_scale)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from asyncrl.choices import Activation, CentreOn, Conv, TorsoInit
 from asyncrl.nets.screen_input import SCALE, scaled_screens
 from asyncrl.nets.spatial_softmax import SpatialSoftmax
 
@@ -45,7 +46,8 @@ def init_orthogonal(module: nn.Module) -> None:
                 nn.init.zeros_(layer.bias)
 
 
-TORSO_INITS = {"lecun_bias": init_for_nonnegative_inputs, "orthogonal": init_orthogonal}
+TORSO_INITS = {TorsoInit.lecun_bias: init_for_nonnegative_inputs,
+               TorsoInit.orthogonal: init_orthogonal}
 
 
 def background_level(obs: torch.Tensor) -> torch.Tensor:
@@ -65,16 +67,15 @@ def background_level(obs: torch.Tensor) -> torch.Tensor:
     return level.view(*obs.shape[:-3], 1, 1, 1)
 
 
-CENTRES = ("mean", "background")  # what ``centre_input`` subtracts from each observation
 
 
 # (out channels, kernel, stride) of each conv layer
-CONV_STACKS: dict[str, tuple[tuple[int, int, int], ...]] = {
-    "paper": ((16, 8, 4), (32, 4, 2)),  # Supp. 8, the DQN of Mnih et al. (2013)
+CONV_STACKS: dict[Conv, tuple[tuple[int, int, int], ...]] = {
+    Conv.paper: ((16, 8, 4), (32, 4, 2)),  # Supp. 8, the DQN of Mnih et al. (2013)
     # the DQN of Mnih et al. (2015), the torso SB3's and cleanrl's Atari agents use (with
     # hidden 512): 1.3x the paper's parameters at hidden 256 (2.5x at 512), and a third
     # layer that sees finer detail
-    "nature": ((32, 8, 4), (64, 4, 2), (64, 3, 1)),
+    Conv.nature: ((32, 8, 4), (64, 4, 2), (64, 3, 1)),
 }
 
 
@@ -105,8 +106,8 @@ class ConvTorso(nn.Module):
                  conv: str = "paper", init: str = "lecun_bias",
                  centre_on: str = "mean") -> None:
         super().__init__()
-        if centre_on not in CENTRES:
-            raise ValueError(f"centre_on={centre_on}: choose {' or '.join(CENTRES)}")
+        if centre_on not in tuple(CentreOn):
+            raise ValueError(f"centre_on={centre_on}: choose {' or '.join(CentreOn)}")
         self.centre_input = centre_input
         self.centre_on = centre_on
         channels, height, width = input_shape
@@ -147,7 +148,8 @@ class ConvTorso(nn.Module):
         return scaled.contiguous(memory_format=torch.channels_last)
 
 
-ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
+ACTIVATIONS: dict[Activation, type[nn.Module]] = {Activation.relu: nn.ReLU,
+                                                  Activation.tanh: nn.Tanh}
 
 
 class MLPTorso(nn.Module):

@@ -28,7 +28,7 @@ def flat_settings(config: dict[str, Any]) -> dict[str, Any]:
 
     try:
         full = OmegaConf.to_container(typed_config(config), resolve=True,
-                                      throw_on_missing=False)
+                                      throw_on_missing=False, enum_to_str=True)
     except Exception:  # a foreign or damaged config: compare what it says
         full = config
     flat: dict[str, Any] = {}

@@ -90,7 +90,8 @@ class Supervision:
 
 
 def config_container(cfg: Any) -> dict[str, Any]:
-    return OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)  # type: ignore[return-value]
+    return OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True,  # type: ignore[return-value]
+                                  enum_to_str=True)
 
 
 def build_shared_state(cfg: Any) -> SharedState:
