@@ -23,9 +23,6 @@ from asyncrl.run.launcher import build_shared_state
 
 def _step(parts: WorkerParts, lap=None) -> int:
     segments, _ = learning_step(parts, 0, lap) if lap else learning_step(parts, 0)
-    for segment, actor in zip(segments, parts.actors.members, strict=True):
-        if segment.episode_over:
-            actor.finish_episode()
     return parts.actors.frames_played(segments)
 
 

@@ -33,12 +33,6 @@ def _setup(algo: str, network: str, k: int, *extra: str, env: str = "classic/car
     return cfg, algorithm, actors, model
 
 
-def _finish(segments, actors) -> None:
-    for segment, actor in zip(segments, actors.members, strict=True):
-        if segment.episode_over:
-            actor.finish_episode()
-
-
 def _assert_one_update_is_the_sum_of_its_parts(algorithm, model, target, batches, params):
     """The loss of one update from k segments, and its gradients, are the sums of each
     segment's alone; returns that loss and its stats."""
@@ -71,7 +65,6 @@ def test_one_update_from_k_segments_is_the_sum_of_k_one_segment_updates(algo, ne
         steps = [s.steps for s in segments]
         assert actors.frames_played(segments) == sum(steps)
         uneven += len(set(steps)) > 1
-        _finish(segments, actors)
     assert uneven > 0  # some update mixed a segment cut by a terminal with full ones
 
 
@@ -96,11 +89,8 @@ def test_each_batched_environment_plays_what_it_would_play_alone(algo, network):
                                lone.action_bufs[0][: mine.steps])
             if network == "lstm":  # the batched LSTM step carried this member's own state
                 torch.testing.assert_close(actors.members[i].state, lone.members[0].state)
-            if segment.episode_over:
-                lone.members[0].finish_episode()
         lengths = [s.steps for s in segments]
         ended_early_while_others_went_on |= min(lengths) < T_MAX == max(lengths)
-        _finish(segments, actors)
     assert ended_early_while_others_went_on
 
 
@@ -290,7 +280,6 @@ def test_one_environment_plays_the_papers_loop(algo, network):
         torch.testing.assert_close(actors.obs_bufs[0][: segment.steps + 1],
                                    torch.stack(observed))
         if segment.episode_over:
-            actors.members[0].finish_episode()
             episodes += 1
     assert episodes > 0
 
@@ -319,6 +308,5 @@ def test_with_epsilon_per_environment_each_environment_acts_at_its_own_draw(algo
             with torch.no_grad():
                 greedy = model(actors.obs_bufs[i][: segment.steps].float(), None)[0].argmax(1)
             off_greedy[i] += int((actors.action_bufs[i][: segment.steps] != greedy).sum())
-        _finish(segments, actors)
     assert all(off_greedy[i] == 0 for i in range(k) if finals[i] == 0.0), (finals, off_greedy)
     assert all(off_greedy[i] > 0 for i in range(k) if finals[i] == 1.0), (finals, off_greedy)

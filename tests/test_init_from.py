@@ -164,7 +164,8 @@ def test_a_started_run_resumes_from_its_own_checkpoint(parent, tmp_path, workdir
 
 def test_the_cli_composes_a_run_once_and_reads_its_start_once(parent, tmp_path, monkeypatch):
     """One pass: the command line is composed once and init_from's checkpoint read once;
-    the launcher gets that checkpoint and that config, checked, with nothing composed again."""
+    the launcher gets that checkpoint, that config, checked, and the environment's spaces,
+    with nothing composed or read again."""
     from asyncrl.commands import cli, prepare
     from asyncrl.config import compose as compose_module
     from asyncrl.run_files import checkpoint as checkpoint_module
@@ -192,6 +193,16 @@ def test_the_cli_composes_a_run_once_and_reads_its_start_once(parent, tmp_path, 
     assert prepared.run_dir == run_dir and prepared.config.lr == 3e-3
     assert prepared.start_from.frames == load_checkpoint(checkpoint_path(parent)).frames
     assert prepared.composed.hydra.job.name == "asyncrl"  # Hydra's logging settings with it
+    assert prepared.env is not None  # the spaces init_from's fit read, passed on
     monkeypatch.undo()
+    from asyncrl.commands import start_from
+    from asyncrl.envs import env_info
+    from asyncrl.run import launcher
+
+    spaces_read = []
+    for module in (prepare, start_from, launcher):
+        monkeypatch.setattr(module, "env_info", lambda env: spaces_read.append(env) or
+                            env_info(env))
     assert prepare.run_prepared(prepared) == 0  # the launcher composes nothing again
+    assert spaces_read == []  # nor makes an environment to read the spaces again
     assert load_checkpoint(checkpoint_path(run_dir)).config["init_from"] == str(parent)

@@ -48,9 +48,6 @@ class OneActor:
     def rollout(self):
         return self.actors.play(self.model, 0)[0]
 
-    def finish_episode(self):
-        self.actors.members[0].finish_episode()
-
 
 def test_state_carries_across_segments_and_the_loss_replays_acting():
     actor = OneActor("a3c")
@@ -71,8 +68,7 @@ def test_state_resets_at_the_end_of_an_episode():
         segment = actor.rollout()
         if segment.episode_over:
             break
-    assert segment.episode_over
-    actor.finish_episode()
+    assert segment.episode_over and segment.finished is not None  # begun again in play
     after = actor.rollout()
     assert not any(s.abs().sum() for s in after.start_state)
 

@@ -46,8 +46,8 @@ def _parts(replay):
     model = torch.nn.Linear(1, 1)
     shared = SimpleNamespace(model=torch.nn.Linear(1, 1), frames=[0], target=None,
                              optimizer=SimpleNamespace(step=lambda grads, lr, worker: None))
-    cfg = SimpleNamespace(algo=SimpleNamespace(max_grad_norm=40.0), lr=1e-3,
-                          lr_anneal_frames=None, total_frames=100)
+    cfg = SimpleNamespace(algo=SimpleNamespace(max_grad_norm=40.0, target_update_frames=0),
+                          lr=1e-3, lr_anneal_frames=None, total_frames=100)
     return WorkerParts(cfg, 0, Recording(), OneSegment(), model, shared, replay)
 
 

@@ -30,6 +30,7 @@ from asyncrl.config.compose import check_switches, compose_config, describe_conf
 from asyncrl.config.machine import usable_cpus
 from asyncrl.config.saved import typed_config
 from asyncrl.config.schemas import SCHEMAS, TrainConfig
+from asyncrl.envs import EnvInfo, env_info
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_path, load_checkpoint
 
@@ -61,6 +62,7 @@ class PreparedRun:
     resume_from: Checkpoint | None = None
     start_from: Checkpoint | None = None
     composed: DictConfig | None = None
+    env: EnvInfo | None = None  # the spaces, where preparing read them (for init_from)
 
     @property
     def resumed(self) -> bool:
@@ -121,14 +123,17 @@ def prepare_run(overrides: Sequence[str], run_dir: str | Path | None = None, *,
     # launcher's copy of the config would refuse it with a traceback
     OmegaConf.structured(typed)
     validate(typed)
-    start = requested_start(typed)
+    # the environment's spaces, read once: init_from's fit needs them, and the launcher
+    # takes them from here (otherwise it reads them itself, beside the workers' start)
+    env = env_info(typed.env) if typed.init_from is not None else None
+    start = requested_start(typed, env)
     if sweep_run or not claim:  # Hydra made a sweep's run directory; a check claims none
         where = Path(run_dir or ".")
     else:
         if run_dir is None and any(o.startswith("hydra.run.dir=") for o in overrides):
             run_dir = composed.hydra.run.dir
         where = claim_run_dir(None if run_dir is None else Path(run_dir))
-    return PreparedRun(typed, where, overrides, start_from=start, composed=composed)
+    return PreparedRun(typed, where, overrides, start_from=start, composed=composed, env=env)
 
 
 def _task_part(composed: DictConfig) -> DictConfig:
@@ -147,7 +152,8 @@ def run_prepared(prepared: PreparedRun) -> int:
     if prepared.resumed:
         log.info("resuming %s from T=%s", prepared.run_dir, f"{prepared.resume_from.frames:,}")
     warn_if_cores_shared(cfg.workers)
-    code = Launcher(cfg, prepared.run_dir, prepared.resume_from, prepared.start_from).run()
+    code = Launcher(cfg, prepared.run_dir, prepared.resume_from, prepared.start_from,
+                    prepared.env).run()
     if code == exit_codes.OK and cfg.eval.final_episodes > 0:
         evaluate_final_weights(prepared.run_dir, cfg.eval.final_episodes)
     return code

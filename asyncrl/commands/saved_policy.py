@@ -12,7 +12,7 @@ from torch import nn
 from asyncrl.algos import algorithm_class
 from asyncrl.algos.configs import is_value_based
 from asyncrl.config.saved import typed_config
-from asyncrl.envs import make_env
+from asyncrl.envs import env_info
 from asyncrl.errors import UserError
 from asyncrl.nets import build_model
 from asyncrl.run_files.checkpoint import (
@@ -28,11 +28,10 @@ def load_policy(source: Path) -> tuple[Any, nn.Module, Checkpoint]:
     path, _ = checkpoint_source(source)
     saved = load_checkpoint(path)
     cfg = OmegaConf.to_object(typed_config(saved.config))
-    env = make_env(cfg.env)  # type: ignore[union-attr]
+    env = env_info(cfg.env)  # type: ignore[union-attr]
     model = build_model(cfg, env.observation_space, env.action_space,
                         algorithm_class(cfg.algo.name).head)  # type: ignore[union-attr]
     load_model_weights(model, saved.model, path)
-    env.close()
     return cfg, model, saved
 
 

@@ -9,11 +9,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from asyncrl.envs import EnvInfo, env_info
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import Checkpoint, checkpoint_path, checkpoint_source
 
 
-def start_checkpoint(cfg: Any) -> Checkpoint:
+def start_checkpoint(cfg: Any, env: EnvInfo | None = None) -> Checkpoint:
     """The checkpoint ``cfg.init_from`` names (a file, or a run directory's last.pt), once
     its weights are known to fit the network ``cfg`` builds and its T leaves frames to
     train."""
@@ -29,35 +30,30 @@ def start_checkpoint(cfg: Any) -> Checkpoint:
     if saved.frames >= cfg.total_frames:
         raise UserError(f"init_from={where}: its T={saved.frames:,} is at or past "
                         f"total_frames={cfg.total_frames:,}, which leaves nothing to train")
-    _check_fit(cfg, saved, path)
+    _check_fit(cfg, saved, path, env if env is not None else env_info(cfg.env))
     return saved
 
 
-def _check_fit(cfg: Any, saved: Checkpoint, path: Path) -> None:
+def _check_fit(cfg: Any, saved: Checkpoint, path: Path, env: EnvInfo) -> None:
     """The weights load into the network this config builds (checked for each config: a
     sweep over networks starts each of its runs from one file)."""
     from asyncrl.algos import algorithm_class
-    from asyncrl.envs import make_env
     from asyncrl.nets import build_model
     from asyncrl.run_files.checkpoint import load_model_weights
 
-    env = make_env(cfg.env)
-    try:
-        model = build_model(cfg, env.observation_space, env.action_space,
-                            algorithm_class(cfg.algo.name).head)
-    finally:
-        env.close()
+    model = build_model(cfg, env.observation_space, env.action_space,
+                        algorithm_class(cfg.algo.name).head)
     try:
         load_model_weights(model, saved.model, path)
     except UserError as err:
         raise UserError(f"init_from: {err}") from None
 
 
-def requested_start(cfg: Any) -> Checkpoint | None:
+def requested_start(cfg: Any, env: EnvInfo | None = None) -> Checkpoint | None:
     """``start_checkpoint`` for a new run whose config names one; None otherwise (a resumed
     run goes on from its own checkpoint, whatever init_from it started with)."""
     if cfg.init_from is not None and not cfg.resume:
-        return start_checkpoint(cfg)
+        return start_checkpoint(cfg, env)
     return None
 
 

@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from asyncrl.envs.family import family_of
 
 if TYPE_CHECKING:  # composing and checking a config need not load gymnasium
     import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class EnvInfo:
+    """What the model is built for: an environment's spaces, read once per run (making an
+    environment can start an emulator or a TORCS process) and passed on."""
+
+    observation_space: gym.Space
+    action_space: gym.Space
+
+
+def env_info(env_cfg: Any) -> EnvInfo:
+    """The spaces of the environment ``env_cfg`` describes, from one environment made and
+    closed."""
+    env = make_env(env_cfg)
+    try:
+        return EnvInfo(env.observation_space, env.action_space)
+    finally:
+        env.close()
 
 
 def make_env(env_cfg: Any, render_mode: str | None = None, evaluation: bool = False) -> gym.Env:

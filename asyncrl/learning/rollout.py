@@ -32,6 +32,9 @@ class Segment:
     episode_over: bool
     start_state: LSTMState | None = None
     next_action: int | None = None
+    # the raw score and frames of the episode this segment ended; the learner's environment
+    # has then begun its next episode (Actors.play)
+    finished: tuple[float, int] | None = None
 
     @property
     def steps(self) -> int:
@@ -114,8 +117,11 @@ def _screen_layout(buffer: torch.Tensor) -> torch.Tensor:
 class Actors:
     """A worker's k environments with their buffers: ``play`` makes one segment each.
 
-    ``evaluating`` acts with the algorithm's evaluation policy (``eval_epsilon``), as the
-    evaluator and ``asyncrl-eval`` do through ``play_episode``; ``envs`` are environments
+    The acting loop owns the episodes: a learner's environment whose episode ends in a
+    segment is reset there, and the segment hands back the finished episode's raw score
+    and frames (``Segment.finished``). ``evaluating`` acts with the algorithm's evaluation
+    policy (``eval_epsilon``) and plays whole episodes, each begun by ``play_episodes``, as
+    the evaluator and ``asyncrl-eval`` do; ``envs`` are environments
     the caller built (a renderer's, an evaluation variant's) instead of ``make_env``'s.
     """
 
@@ -202,6 +208,10 @@ class Actors:
                 self._choose_next_actions(model, frames, segments, playing)
         for i in playing:  # truncated BPTT: no history past here
             members[i].state = detach_state(members[i].state)
+        if not self.evaluating:  # a learner's environment goes straight on to its next episode
+            for i in playing:
+                if segments[i].episode_over:
+                    segments[i].finished = members[i].finish_episode()
         return segments
 
     def _store(self, i: int, row: int, obs: Any) -> None:
@@ -232,14 +242,17 @@ class Actors:
         for i in going:
             self.members[i].start_episode(seed)
         played = dict.fromkeys(going, 0)
+        ended: dict[int, float] = {}  # a learner's actors begin the next episode at once
         while going:
             steps = min(max_steps - played[i] for i in going)
             segments = self.play(model, 0, going, steps)
             for i in going:
                 played[i] += segments[i].steps
+                if segments[i].finished is not None:
+                    ended[i] = segments[i].finished[0]
             going = [i for i in going
                      if not segments[i].episode_over and played[i] < max_steps]
-        return [self.members[i].score for i in played]
+        return [ended.get(i, self.members[i].score) for i in played]
 
     def _act(self, model: Any, frames: int, who: list[int], rows: list[int]
              ) -> tuple[list[Any], list[Any]]:

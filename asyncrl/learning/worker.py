@@ -244,10 +244,9 @@ def run_worker(
             outbox.put(messages.Diverged(spec.worker_id, frames_now, f"{exc}{where}"))
             break
         metrics.add(stats)
-        for environment, (segment, actor) in enumerate(zip(segments, actors.members,
-                                                           strict=True)):
-            if segment.episode_over:
-                score, length = actor.finish_episode()
+        for environment, segment in enumerate(segments):
+            if segment.finished is not None:  # the acting loop has begun the next one
+                score, length = segment.finished
                 outbox.put(messages.Episode(spec.worker_id, shared.total_frames(),
                                             shared.wall_time(), score, length, environment))
         if metrics.due():

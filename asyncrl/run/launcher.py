@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 
 from asyncrl import exit_codes
 from asyncrl.algos import algorithm_class
-from asyncrl.envs import make_env
+from asyncrl.envs import EnvInfo, env_info
 from asyncrl.envs.family import env_label
 from asyncrl.errors import UserError
 from asyncrl.learning import messages
@@ -94,13 +94,12 @@ def config_container(cfg: Any) -> dict[str, Any]:
                                   enum_to_str=True)
 
 
-def build_shared_state(cfg: Any) -> SharedState:
+def build_shared_state(cfg: Any, info: EnvInfo | None = None) -> SharedState:
     """The shared model (and target network) for ``cfg``, with its optimizer's statistics,
-    all in shared memory."""
-    probe = make_env(cfg.env)
+    all in shared memory; ``info``: the environment's spaces where the caller read them."""
+    info = info if info is not None else env_info(cfg.env)
     algorithm = algorithm_class(cfg.algo.name)
-    model = build_model(cfg, probe.observation_space, probe.action_space, algorithm.head)
-    probe.close()
+    model = build_model(cfg, info.observation_space, info.action_space, algorithm.head)
     optimizer = build_optimizer(cfg.optimizer, model.parameters(), cfg.workers)
     return SharedState.create(model, optimizer, cfg.workers,
                               with_target=algorithm.uses_target)
@@ -110,14 +109,14 @@ class Launcher:
     """One training run: ``Launcher(cfg, run_dir, resume_from).run()`` returns an exit code."""
 
     def __init__(self, cfg: Any, run_dir: Path, resume_from: Checkpoint | None = None,
-                 start_from: Checkpoint | None = None):
+                 start_from: Checkpoint | None = None, env: EnvInfo | None = None):
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.generation = 0
         self.startup = startup.StartupClock()
         self.startup.mark(startup.IMPORTS)
         seed_everything(cfg.seed)
-        self.shared = build_shared_state(cfg)
+        self.shared = build_shared_state(cfg, env)
         self.startup.mark(startup.MODEL)
         if resume_from is not None:
             self._restore(resume_from)

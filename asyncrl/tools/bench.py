@@ -205,13 +205,10 @@ def phase_split(cfg: Any, seconds: float) -> dict[str, float]:
             spent = dict.fromkeys(spent, 0.0)
         env_before = env_seconds()
         last = clock()
-        segments, _ = learning_step(parts, 0, lap)
+        learning_step(parts, 0, lap)  # the worker's own path, episodes' resets included
         acting_env = env_seconds() - env_before
         spent["act"] -= acting_env
-        for segment, actor in zip(segments, parts.actors.members, strict=True):
-            if segment.episode_over:
-                actor.finish_episode()
-        spent["env"] += env_seconds() - env_before
+        spent["env"] += acting_env
     elapsed = clock() - start
     parts.actors.close()
     return {name: value / elapsed for name, value in spent.items()}
