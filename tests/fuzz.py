@@ -13,7 +13,7 @@ then train in-process (serial mode, one worker), and a sample of all of them goe
 the real CLI in a subprocess.
 
 ``python -m tests.fuzz --seed 0 --cases 400 --train 40 --cli 12`` (``nox -s fuzz``) prints
-what it drew and every finding; ``tests/test_fuzz.py`` runs one seed's worth in the
+what it drew and every finding; ``tests/commands/test_fuzz.py`` runs one seed's worth in the
 default session.
 """
 

@@ -2,7 +2,7 @@
 
 The CLI prints it without starting Hydra: Hydra's own help composes every option of every
 config group to list them (seconds here) and shows internal groups (``_common``,
-``schema/...``). ``tests/test_cli.py`` checks that each option named here exists.
+``schema/...``). ``tests/commands/test_cli.py`` checks that each option named here exists.
 """
 
 USAGE = """\

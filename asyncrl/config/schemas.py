@@ -2,10 +2,10 @@
 
 The YAML files under ``conf/`` hold the values; the dataclasses give each key a type, so a
 typo'd key or a wrong type fails when Hydra composes the config. A value a YAML sets is
-MISSING here, so it has one home (tests/test_config.py holds both ways). The run's, the networks'
-and the optimizers' schemas are here; an algorithm's is in ``asyncrl.algos.configs`` and an
-environment family's comes with the family (``asyncrl.envs.families``). The checks no type
-can express are in ``checks.py``.
+MISSING here, so it has one home (tests/config/test_config.py holds both ways). The run's,
+the networks' and the optimizers' schemas are here; an algorithm's is in
+``asyncrl.algos.configs`` and an environment family's comes with the family
+(``asyncrl.envs.families``). The checks no type can express are in ``checks.py``.
 """
 
 from __future__ import annotations

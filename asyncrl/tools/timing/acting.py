@@ -1,6 +1,6 @@
 """One worker's training frames/s and acting time per step, in this process on one core.
 
-``python tests/acting_timing.py K SECONDS``: the worker's own ``learning_step`` on Pong with
+``python -m asyncrl.tools.timing.acting K SECONDS``: the worker's own ``learning_step`` on Pong with
 k environments, after a 3 s warm-up. To compare two versions of the acting loop, run it with
 ``PYTHONPATH=TREE`` for each tree in turn, alternating, on an idle machine; it prints which
 tree it imported.
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import torch
 
-import asyncrl
 from asyncrl.commands.prepare import register_schemas
 from asyncrl.config.compose import compose_config
 from asyncrl.learning.worker import WorkerParts, WorkerSpec, build_worker_parts, learning_step
@@ -54,7 +54,7 @@ def main() -> None:
     steps = frames / parts.actors.frame_skip
     print(f"k={k}: {frames / elapsed:,.0f} frames/s, acting {acting / elapsed:.0%} of the "
           f"time, {acting / steps * 1e6:.0f} us per environment step "
-          f"(asyncrl from {asyncrl.__path__[0]})")
+          f"(asyncrl from {Path(__file__).parents[2]})")
     parts.actors.close()
 
 

@@ -1,6 +1,6 @@
 """TORCS without TORCS: the action table, the reward, the episode's end, the race files,
 the view, the wire format, the env's logic against a simulated driver, the settings'
-configs, and the error when TORCS is missing. tests/test_torcs_race.py runs the real game."""
+configs, and the error when TORCS is missing. tests/envs/test_torcs_race.py runs the real game."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from asyncrl.envs.torcs.controls import (
 from asyncrl.envs.torcs.race import Opponent, RaceSpec, driver_xml, race_xml
 from asyncrl.envs.torcs.render import render_view
 from asyncrl.errors import UserError
+from tests.config.test_config import options
 from tests.conftest import compose, run_cli
-from tests.test_config import options
 
 SETTINGS = ["slow_car", "slow_car_bots", "fast_car", "fast_car_bots"]
 

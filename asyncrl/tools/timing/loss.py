@@ -1,6 +1,6 @@
 """Time of one update's loss and backward per algorithm, on Pong-shaped segments.
 
-``python -m tests.loss_timing [--repeats 300] [KEY=VALUE ...]``: a t_max = 5 segment of
+``python -m asyncrl.tools.timing.loss [--repeats 300] [KEY=VALUE ...]``: a t_max = 5 segment of
 random 4x84x84 screens, the feed-forward network, one thread; the median of ``--repeats``
 timings of ``loss_many`` + ``torch.autograd.grad`` after a warm-up, for A3C and n-step Q.
 Run at the defaults on two commits, it shows what the options cost when off
@@ -30,7 +30,7 @@ def _segment(steps: int = 5):
 def median_ms(algo: str, overrides: list[str], repeats: int) -> float:
     from asyncrl.algos import build_algorithm
     from asyncrl.nets import build_model
-    from tests.conftest import compose
+    from asyncrl.tools.timing import compose
 
     cfg = compose("env=atari/pong", f"algo={algo}", *overrides)
     algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0))

@@ -46,7 +46,7 @@ def test_the_atari_table_sets_training_beside_its_env_and_a_plain_gymnasium_loop
 
 def test_a_plain_gymnasium_loop_is_timed():
     # in this process: the bench's own processes would start the forkserver here, before
-    # tests/test_pool.py's check of what it imported
+    # tests/run/test_pool.py's check of what it imported
     rates: queue.Queue[float] = queue.Queue()
     _gym_env_loop("pong", 0.5, 0, rates)
     assert rates.get_nowait() > 0

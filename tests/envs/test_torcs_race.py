@@ -1,5 +1,5 @@
 """The real TORCS: needs `asyncrl-torcs install` first; run with `nox -s torcs`
-(pytest -m torcs). tests/test_torcs.py covers what needs no TORCS."""
+(pytest -m torcs). tests/envs/test_torcs.py covers what needs no TORCS."""
 
 from __future__ import annotations
 

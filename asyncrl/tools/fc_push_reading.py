@@ -1,6 +1,6 @@
 """Which term of A3C's loss pushes the fc layer's units, at T = 0 and at a checkpoint.
 
-``python -m tests.fc_push_reading CHECKPOINT [SEGMENTS]``: on the probe's random-play
+``python -m asyncrl.tools.fc_push_reading CHECKPOINT [SEGMENTS]``: on the probe's random-play
 segments (``asyncrl-probe``'s screens, 200 unless given), for each of the policy, value and
 entropy terms of ``a3c_loss``, the gradient into ``torso.fc.0.weight`` summed over the
 segments, and for each unit the mean over its inputs of the descent step. Those inputs are

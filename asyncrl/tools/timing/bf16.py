@@ -1,6 +1,6 @@
 """fp32 against bf16 autocast for the Atari network's forward and forward+backward.
 
-``python -m tests.bf16_timing``: the A3C model for Pong (float32 screens), one thread, for
+``python -m asyncrl.tools.timing.bf16``: the A3C model for Pong (float32 screens), one thread, for
 batches of 1, 6, 16 and 96 (acting and learning at k = 1 and k = 16); each figure is the
 best of 3 means over 200 calls (40 for the two larger batches), in ms. docs/notes/
 ("bfloat16 for the forward passes") quotes its output; asyncrl itself has no bf16 option.

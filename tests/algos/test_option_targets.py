@@ -8,9 +8,9 @@ import torch
 
 from asyncrl.algos import A3C, NStepQ, OneStepQ, SegmentBatch
 from asyncrl.algos.q_targets import state_values
+from tests.algos.test_a3c_loss import TableActorCritic
+from tests.algos.test_q_targets import TARGET, TableQ
 from tests.conftest import compose
-from tests.test_a3c_loss import TableActorCritic
-from tests.test_q_targets import TARGET, TableQ
 
 # theta' of test_q_targets with s_3's preference turned round, so that in every state after
 # a step the online network's choice differs from the target network's own max
@@ -71,7 +71,7 @@ def test_nstep_lambda_one_is_the_paper_return():
 
 
 @pytest.mark.parametrize(("gae_lambda", "advantages"), [
-    # GAE(0.5): returns 1.625, 1.5, 4 against V 0.5, 1, 2 (tests/test_returns.py)
+    # GAE(0.5): returns 1.625, 1.5, 4 against V 0.5, 1, 2 (tests/algos/test_returns.py)
     (0.5, [1.125, 0.5, 2.0]),
     # lambda 1 is the n-step return 2, 2, 4
     (1.0, [1.5, 1.0, 2.0]),

@@ -1,6 +1,6 @@
 """Forward and forward+backward time of the paper's feed-forward network per batch size.
 
-``python -m tests.net_timing [--batches 1 8 48 96] [--repeats 50]``: the A3C model for Pong,
+``python -m asyncrl.tools.timing.net [--batches 1 8 48 96] [--repeats 50]``: the A3C model for Pong,
 one thread, uint8 screens held channels-last as the rollout buffers hold them, the median
 of ``--repeats`` timings after a warm-up. docs/notes/ quotes its output.
 """
@@ -22,7 +22,7 @@ from asyncrl.learning.heap import keep_freed_memory
 def _model(*overrides: str) -> torch.nn.Module:
     """The A3C model for Pong's screens, with the config ``overrides`` given."""
     from asyncrl.nets import build_model
-    from tests.conftest import compose
+    from asyncrl.tools.timing import compose
 
     cfg = compose("env=atari/pong", *overrides)
     screens = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
@@ -74,7 +74,7 @@ def timings(batches: list[int], repeats: int) -> list[tuple[int, float, float]]:
 def main() -> None:
     from asyncrl.tools.bench import machine
 
-    parser = argparse.ArgumentParser(prog="python -m tests.net_timing")
+    parser = argparse.ArgumentParser(prog="python -m asyncrl.tools.timing.net")
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 48, 96])
     parser.add_argument("--repeats", type=int, default=50)
     args = parser.parse_args()

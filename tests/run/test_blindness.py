@@ -1,6 +1,6 @@
 """The warning for a network that no longer reads the screen: the watch's rule, which
 networks it reads, its threshold against an untrained network on Pong's screens, and a real
-run blinded by a huge lr (a run that learns and is not warned: tests/test_gym_family.py)."""
+run blinded by a huge lr (a run that learns and is not warned: tests/envs/test_gym_family.py)."""
 
 import math
 
@@ -158,7 +158,7 @@ def test_an_untrained_atari_network_on_pongs_screens_is_well_above_the_threshold
 def test_a_run_blinded_by_its_lr_says_so_in_its_log(workdir, algo):
     """CueImage through the conv network, one worker: lr 1 silences it within a few updates
     (its spreads 0 from then on), for A3C and for n-step Q. The same runs at a sound lr, which
-    learn, are the CueImage learning tests of tests/test_gym_family.py: they must not be
+    learn, are the CueImage learning tests of tests/envs/test_gym_family.py: they must not be
     warned."""
     out = workdir / "run"
     result = run_cli(["env=gym", "env.id=tests.gym_test_envs:CueImage-v0", "env.frame_stack=1",

@@ -30,7 +30,7 @@ def options(group: str) -> list[str]:
                   if not p.name.startswith("_") and "???" not in p.read_text())
 
 
-# TORCS needs `asyncrl-torcs install`; its configs are built in tests/test_torcs_race.py
+# TORCS needs `asyncrl-torcs install`; its configs are built in tests/envs/test_torcs_race.py
 @pytest.mark.parametrize("env", [e for e in options("env") if not e.startswith("torcs/")])
 def test_every_env_composes_and_builds_a_model_and_optimizer(env):
     cfg = compose(f"env={env}", "workers=2")
@@ -352,7 +352,8 @@ def test_a_run_saved_before_a_key_existed_resumes_with_the_value_it_used():
 # the config a run stored in its checkpoint, as each of these commits composed and saved it
 # (the commit that added the option; eba9e64 had env.default_lr, removed since with the other
 # env keys that only gave an algorithm its default: config/saved.py's DEFAULTS_REMOVED)
-SAVED_CONFIGS = sorted((Path(__file__).parent / "data" / "saved_configs").glob("*.json"))
+SAVED_CONFIGS = sorted(
+    (Path(__file__).parents[1] / "data" / "saved_configs").glob("*.json"))
 
 
 @pytest.mark.parametrize("path", SAVED_CONFIGS, ids=lambda p: p.stem)

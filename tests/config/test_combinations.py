@@ -24,7 +24,7 @@ OPTIMIZERS = ("shared_rmsprop", "rmsprop", "momentum_sgd")
 # A3C's six combinations run in the default session; the value-based methods' run in the
 # slow one (3 sweeps of 6 runs, over 3 minutes on 2 cores), since each of them trains from
 # the CLI in the default session too: on Pong below, and with several environments per
-# worker in tests/test_envs_per_worker.py
+# worker in tests/learning/test_envs_per_worker.py
 COMBINATIONS = [pytest.param(*combination, marks=() if combination[0] not in VALUE_BASED
                              else pytest.mark.slow)
                 for combination in itertools.product(ALGOS, NETWORKS, OPTIMIZERS)]
@@ -109,7 +109,7 @@ def pong_jobs(tmp_path_factory):
 # the LSTM's sweep in the default session (the paper's conv torso and the Q head on Pong's
 # screens, then the LSTM); the feed-forward one in the slow session, since the value-based
 # methods' feed-forward network trains from the CLI in the default one on CartPole
-# (tests/test_envs_per_worker.py, tests/test_option_runs.py)
+# (tests/learning/test_envs_per_worker.py, tests/commands/test_option_runs.py)
 @pytest.mark.parametrize(("algo", "network"), [
     pytest.param(algo, network, marks=pytest.mark.slow if network == "ff" else ())
     for algo, network in itertools.product(VALUE_BASED, NETWORKS)])

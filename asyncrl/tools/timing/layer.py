@@ -1,7 +1,7 @@
 """Where the t_max 20 preset's network time goes, layer by layer, and what a learner that
 reused the acting forward's activations would save.
 
-``python -m tests.layer_timing``: the preset's A3C network for Pong (torso started
+``python -m asyncrl.tools.timing.layer``: the preset's A3C network for Pong (torso started
 orthogonal, each screen's background subtracted), one thread, the heap kept as a worker
 keeps it, uint8 screens held channels-last as the rollout buffers hold them; the median of
 25 timings after a warm-up, in ms.
@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch.nn.grad import conv2d_input, conv2d_weight
 
 from asyncrl.learning.heap import keep_freed_memory
-from tests.net_timing import _median_ms, _model, _screens
+from asyncrl.tools.timing.net import _median_ms, _model, _screens
 
 LEARNER_BATCH = 336  # 16 environments x (20 steps + the bootstrap state)
 

@@ -1,6 +1,6 @@
 """How single flipped bits in a CartPole checkpoint end, with and without its SHA-256.
 
-``python -m tests.checkpoint_flips [--flips 200] [--seed 0]`` trains CartPole in-process for
+``python -m asyncrl.tools.checkpoint_flips [--flips 200] [--seed 0]`` trains CartPole in-process for
 a few hundred frames, then flips one random bit of ``checkpoints/last.pt`` at a time and
 counts, for torch's own loader and for ``asyncrl.run_files.checkpoint.load_checkpoint``: refused,
 loaded with the very same contents, loaded with different contents. docs/reliability.md
@@ -25,7 +25,7 @@ OUTCOMES = ("refused", "same contents", "different contents")
 
 def _checkpoint(run_dir: Path) -> Path:
     from asyncrl.run.launcher import Launcher
-    from tests.conftest import compose
+    from asyncrl.tools.timing import compose
 
     cfg = compose("env=classic/cartpole", "serial=true", "workers=1", "total_frames=600",
                   "log.progress=false", "log.tensorboard=false", "eval.episodes=0")
@@ -71,7 +71,7 @@ def survey(flips: int, seed: int) -> dict[str, dict[str, int]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m tests.checkpoint_flips")
+    parser = argparse.ArgumentParser(prog="python -m asyncrl.tools.checkpoint_flips")
     parser.add_argument("--flips", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
