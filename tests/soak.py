@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from asyncrl.learning.process_name import EVALUATOR_NAME, WORKER_PREFIX
-from tests.run_files import (
+from tests.run_health import (
     LOGS,
     alive,
     children,

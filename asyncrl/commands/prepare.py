@@ -282,7 +282,6 @@ def launch(prepared: PreparedRun) -> int:
         composed.hydra.runtime.output_dir = str(run_dir.absolute())
     HydraConfig.instance().set_config(composed)
     run_dir.mkdir(parents=True, exist_ok=True)
-    configure_log(composed.hydra.job_logging, composed.hydra.verbose)
     if composed.hydra.output_subdir is not None:
         saved = run_dir / composed.hydra.output_subdir
         saved.mkdir(parents=True, exist_ok=True)
@@ -290,7 +289,24 @@ def launch(prepared: PreparedRun) -> int:
         for name, part in (("config.yaml", _task_part(composed)), ("hydra.yaml", hydra_part),
                            ("overrides.yaml", composed.hydra.overrides.task)):
             (saved / name).write_text(OmegaConf.to_yaml(part), encoding="utf-8")
-    return run_prepared(prepared)
+    with _logging_restored():  # a tool that launches in its own process goes on after it
+        configure_log(composed.hydra.job_logging, composed.hydra.verbose)
+        return run_prepared(prepared)
+
+
+@contextmanager
+def _logging_restored() -> Iterator[None]:
+    """The root logger's handlers and level as they were, once the run's are closed."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 RUN_LOG = "asyncrl.log"  # the run's log file, as conf/config.yaml's hydra.job.name names it

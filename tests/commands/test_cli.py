@@ -19,7 +19,7 @@ from asyncrl.config.compose import RENAMED_PRESETS
 from asyncrl.learning.process_name import EVALUATOR_NAME, WORKER_PREFIX
 from asyncrl.run_files.startup import first_frame_phases
 from tests.conftest import CONF, QUICK, REPO, cli_env, compose, run_cli
-from tests.run_files import (
+from tests.run_health import (
     checkpoint_frames,
     interruptible,
     named_children,

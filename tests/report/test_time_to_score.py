@@ -28,7 +28,7 @@ from asyncrl.run_files.run_status import INTERRUPTED, read_status
 from asyncrl.tools import bench_learning
 from asyncrl.tools.bench_learning import run_to_score
 from tests.conftest import cli_env
-from tests.run_files import (
+from tests.run_health import (
     checkpoint_frames,
     interruptible,
     processes,

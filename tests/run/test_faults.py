@@ -29,7 +29,7 @@ import pytest
 from asyncrl.errors import UserError
 from asyncrl.run_files.checkpoint import content_digest, load_checkpoint
 from tests.conftest import QUICK, cli_env, compose, run_cli
-from tests.run_files import (
+from tests.run_health import (
     LOGS,
     alive,
     children,

@@ -91,7 +91,7 @@ def test_workers_are_forked_from_the_forkserver_that_imported_their_modules():
     from multiprocessing import forkserver
 
     from asyncrl.run import start_method
-    from tests.run_files import children, parent_of
+    from tests.run_health import children, parent_of
 
     cfg = compose(*CARTPOLE, "workers=1", "total_frames=10_000_000", "eval.episodes=0")
     shared = build_shared_state(cfg)

@@ -163,14 +163,13 @@ def test_a_timeline_that_cannot_be_read_is_refused_in_one_line(tmp_path):
 
 
 def test_probe_refuses_a_network_it_cannot_read(tmp_path):
-    from omegaconf import OmegaConf
-
+    from asyncrl.run.launcher import config_container
     from asyncrl.run_files.checkpoint import Checkpoint, save_checkpoint
 
     cfg = compose("algo=nstep_q")
     save_checkpoint(tmp_path / "checkpoints" / "last.pt", Checkpoint(
         model={}, optimizer={}, frames=0, wall_time=0.0, generation=0,
-        config=OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)))
+        config=config_container(cfg)))
     assert_refused(["--analyse", str(tmp_path)], "the probe reads A3C")
 
 
