@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 import shutil
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +27,12 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from asyncrl import exit_codes
 from asyncrl.commands.start_from import requested_start
 from asyncrl.config.checks import validate
-from asyncrl.config.compose import check_switches, compose_config, describe_config_error
+from asyncrl.config.compose import (
+    check_switches,
+    compose_config,
+    describe_config_error,
+    to_typed,
+)
 from asyncrl.config.machine import usable_cpus
 from asyncrl.config.saved import typed_config
 from asyncrl.config.schemas import SCHEMAS, TrainConfig
@@ -104,7 +110,7 @@ def prepare_run(overrides: Sequence[str], run_dir: str | Path | None = None, *,
         Path(composed.resume) if composed.resume else None)
     if resume is not None:
         config, saved = resumed_config(resume, mine, in_a_sweep=in_a_sweep)
-        typed = OmegaConf.to_object(config)
+        typed = to_typed(config)
         validate(typed)
         check_room(resume)
         hydra_only = [o for o in overrides if o.startswith(("hydra.", "hydra/"))]
@@ -118,10 +124,7 @@ def prepare_run(overrides: Sequence[str], run_dir: str | Path | None = None, *,
     else:  # a multirun's run: the sweeper composed it; its switches are checked here
         task, composed = composed, None
         check_switches(task, mine)
-    typed = OmegaConf.to_object(task)
-    # to_object leaves a list inside a list unchecked ([[1]] for a list of ints); the
-    # launcher's copy of the config would refuse it with a traceback
-    OmegaConf.structured(typed)
+    typed = to_typed(task)
     validate(typed)
     # the environment's spaces, read once: init_from's fit needs them, and the launcher
     # takes them from here (otherwise it reads them itself, beside the workers' start)
@@ -267,9 +270,11 @@ def check_room(run_dir: Path) -> None:
 
 
 def launch(prepared: PreparedRun) -> int:
-    """Run a prepared run as Hydra runs a job: its log configured by ``hydra.job_logging``
-    (the console and ``RUN/asyncrl.log``), and, for a new run, the composed config, Hydra's
-    settings and the overrides saved in ``RUN/.hydra``; returns the exit code."""
+    """Run a prepared run as Hydra runs a job: the process's logging configured by
+    ``hydra.job_logging`` (the console and ``RUN/asyncrl.log``; the CLI's process, whose
+    job this is), and, for a new run, the composed config, Hydra's settings and the
+    overrides saved in ``RUN/.hydra``; returns the exit code. A face that goes on in its
+    process afterwards (the API, the probe) uses ``run_log`` and ``run_prepared``."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.core.utils import configure_log
 
@@ -289,45 +294,34 @@ def launch(prepared: PreparedRun) -> int:
         for name, part in (("config.yaml", _task_part(composed)), ("hydra.yaml", hydra_part),
                            ("overrides.yaml", composed.hydra.overrides.task)):
             (saved / name).write_text(OmegaConf.to_yaml(part), encoding="utf-8")
-    with _logging_restored():  # a tool that launches in its own process goes on after it
-        configure_log(composed.hydra.job_logging, composed.hydra.verbose)
-        return run_prepared(prepared)
-
-
-@contextmanager
-def _logging_restored() -> Iterator[None]:
-    """The root logger's handlers and level as they were, once the run's are closed."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
-        yield
-    finally:
-        for handler in root.handlers:
-            if handler not in handlers:
-                handler.close()
-        root.handlers[:] = handlers
-        root.setLevel(level)
+    configure_log(composed.hydra.job_logging, composed.hydra.verbose)
+    return run_prepared(prepared)
 
 
 RUN_LOG = "asyncrl.log"  # the run's log file, as conf/config.yaml's hydra.job.name names it
 
 
 @contextmanager
-def run_log(run_dir: Path) -> Iterator[None]:
-    """The run's log lines into ``RUN_LOG`` (for a face without Hydra's job logging: the
-    Python API, the probe)."""
+def run_log(run_dir: Path, console: bool = False) -> Iterator[None]:
+    """The run's log lines into ``RUN_LOG``, and with ``console`` onto stdout as the CLI
+    prints them, for a face that goes on in its process afterwards (the Python API, the
+    probe); the process's other loggers and handlers are left as they are."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(run_dir / RUN_LOG)
-    handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - "
-                                           "%(message)s"))
+    handlers: list[logging.Handler] = [logging.FileHandler(run_dir / RUN_LOG)]
+    if console:
+        handlers.append(logging.StreamHandler(sys.stdout))
+    formatter = logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
     logger = logging.getLogger("asyncrl")
     previous = logger.level
-    logger.addHandler(handler)
+    for handler in handlers:
+        handler.setFormatter(formatter)
+        logger.addHandler(handler)
     if logger.getEffectiveLevel() > logging.INFO:
         logger.setLevel(logging.INFO)
     try:
         yield
     finally:
-        logger.removeHandler(handler)
+        for handler in handlers:
+            logger.removeHandler(handler)
+            handler.close()
         logger.setLevel(previous)
-        handler.close()

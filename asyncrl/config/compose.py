@@ -66,19 +66,25 @@ def compose_config(overrides: Sequence[str], as_object: bool = False,
             cfg = compose(config_name="config", overrides=list(overrides),
                           return_hydra_config=with_hydra)
             check_switches(cfg, overrides)
-            if not as_object:
-                return cfg
-            typed = OmegaConf.to_object(cfg)
-            # to_object leaves a list inside a list unchecked ([[1]] for a list of ints);
-            # the launcher's copy of the config would refuse it with a traceback
-            OmegaConf.structured(typed)
-            return typed
+            return to_typed(cfg) if as_object else cfg
     except UserError:
         raise
     except Exception as exc:
         if _from_a_layer(exc) and "setting=base" not in overrides:
             _refuse_as_the_base_groups_would(overrides)
         raise UserError(describe_config_error(exc)) from None
+
+
+def to_typed(cfg: Any) -> Any:
+    """The typed dataclasses of a composed config; an OmegaConf error -> UserError."""
+    try:
+        typed = OmegaConf.to_object(cfg)
+        # to_object leaves a list inside a list unchecked ([[1]] for a list of ints); the
+        # launcher's copy of the config would refuse it with a traceback
+        OmegaConf.structured(typed)
+    except Exception as exc:
+        raise UserError(describe_config_error(exc)) from None
+    return typed
 
 
 def _from_a_layer(exc: BaseException) -> bool:

@@ -417,11 +417,11 @@ def format_report(report: ProbeReport) -> str:
 
 def train(name: str, frames: int, horizon: int, workers: int, out: Path,
           overrides: list[str]) -> Path:
-    """The short run, as the CLI runs it (one pass: composed, checked, launched with the
-    CLI's logging), in this process; a mistake in its command line is this tool's one-line
-    error."""
+    """The short run, as the CLI runs it (one pass: composed, checked, launched), in this
+    process, its log lines on the console and in its asyncrl.log; a mistake in its command
+    line is this tool's one-line error."""
     from asyncrl.commands.cli import whole_frame_counts
-    from asyncrl.commands.prepare import launch, prepare_run, register_schemas
+    from asyncrl.commands.prepare import prepare_run, register_schemas, run_log, run_prepared
     from asyncrl.run import start_method
 
     run_dir = out / name
@@ -434,7 +434,8 @@ def train(name: str, frames: int, horizon: int, workers: int, out: Path,
     print("probe: asyncrl", " ".join(settings), f"hydra.run.dir={run_dir}", flush=True)
     if not prepared.config.serial:
         start_method.start_early()
-    code = launch(prepared)
+    with run_log(run_dir, console=True):
+        code = run_prepared(prepared)
     if code != 0:
         raise RunFailed(f"the run failed (exit {code}); its log: {run_dir / 'asyncrl.log'}")
     return run_dir
