@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import queue
 import signal
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,45 @@ def build_shared_state(cfg: Any, info: EnvInfo | None = None) -> SharedState:
                               with_target=algorithm.uses_target)
 
 
+@dataclass
+class Every:
+    """A periodic duty's clock: due once ``seconds`` have passed since it last ran, or, with
+    ``frames``, once T has moved that many frames past where it last ran."""
+
+    seconds: float
+    frames: int | None = None
+    last_time: float = field(default_factory=time.monotonic)
+    last_frames: int = 0
+
+    def due(self, now: float, frames: int = 0) -> bool:
+        return (now - self.last_time >= self.seconds
+                or (self.frames is not None and frames - self.last_frames >= self.frames))
+
+    def ran(self, now: float, frames: int = 0) -> None:
+        self.last_time, self.last_frames = now, frames
+
+
+@dataclass
+class Duties:
+    """The launcher's periodic duties, each on its own clock: the speed and the live panel
+    (``log.interval_seconds``), the progress line in the log, status.json, and the
+    checkpoint (``checkpoint.interval_frames`` or ``interval_seconds``)."""
+
+    speed: Every
+    progress_line: Every
+    status: Every
+    checkpoint: Every
+
+    @classmethod
+    def of(cls, cfg: Any, frames: int) -> Duties:
+        now = time.monotonic()
+        return cls(speed=Every(cfg.log.interval_seconds, last_time=now, last_frames=frames),
+                   progress_line=Every(PROGRESS_LOG_EVERY_S, last_time=-math.inf),
+                   status=Every(STATUS_EVERY_S, last_time=now),
+                   checkpoint=Every(cfg.checkpoint.interval_seconds,
+                                    cfg.checkpoint.interval_frames, now, frames))
+
+
 class Launcher:
     """One training run: ``Launcher(cfg, run_dir, resume_from).run()`` returns an exit code."""
 
@@ -127,11 +167,8 @@ class Launcher:
             self.shared.model, cfg.total_frames,
             algorithm_class(cfg.algo.name).blindness_spreads(cfg.algo, cfg.envs_per_worker),
             probe_hint=cfg.algo.name == "a3c")  # what asyncrl-probe --analyse reads
-        self._last_progress = (time.monotonic(), self.shared.total_frames())
+        self.duties = Duties.of(cfg, self.shared.total_frames())
         self._speed = 0.0
-        self._last_log = 0.0
-        self._last_status = time.monotonic()
-        self._last_checkpoint = (time.monotonic(), self.shared.total_frames())
         self._shutting_down = False
 
     def _restore(self, saved: Checkpoint) -> None:
@@ -229,7 +266,7 @@ class Launcher:
                      episodes=recorder.episode_count if recorder else 0,
                      recent_score=recorder.recent_mean() if recorder else None,
                      last_eval=recorder.last_eval if recorder else None)
-        self._last_status = time.monotonic()
+        self.duties.status.ran(time.monotonic())
 
     def _write_final_status(self, status: str, reason: str) -> None:
         try:
@@ -358,31 +395,32 @@ class Launcher:
                 sup.decisions.reported(message.worker, message.reason)
 
     def _periodic(self, alive: int) -> None:
-        now = time.monotonic()
-        start, frames_then = self._last_progress
-        frames = self.shared.total_frames()
-        if frames == frames_then and self._speed == 0.0:
+        """Each duty that is due: the speed and the panel, then the progress line and
+        status.json with them, and the checkpoint on its own clock."""
+        now, frames = time.monotonic(), self.shared.total_frames()
+        speed = self.duties.speed
+        if frames == speed.last_frames and self._speed == 0.0:
             # the workers are still starting: speed and ETA count from their first frame, so
             # neither the first line (0 frames/s) nor a resume's (startup in the mean) misleads
-            self._last_progress = (now, frames)
-        elif now - start >= self.cfg.log.interval_seconds:
-            self._speed = (frames - frames_then) / (now - start)
-            self._last_progress = (now, frames)
-            assert self.recorder is not None
-            self.recorder.speed(frames, self._speed)
-            progress = self._progress(alive)
-            self.display.show(progress)
-            line_due = now - self._last_log >= PROGRESS_LOG_EVERY_S
-            if line_due:
-                self._last_log = now
-                log.info("%s", progress.line())
-            if line_due or now - self._last_status >= STATUS_EVERY_S:
-                self._write_status(run_status.RUNNING)
-        when, at_frames = self._last_checkpoint
-        frames = self.shared.total_frames()
-        if (frames - at_frames >= self.cfg.checkpoint.interval_frames
-                or now - when >= self.cfg.checkpoint.interval_seconds):
+            speed.ran(now, frames)
+        elif speed.due(now):
+            self._speed = (frames - speed.last_frames) / (now - speed.last_time)
+            speed.ran(now, frames)
+            self._show_progress(now, frames, alive)
+        if self.duties.checkpoint.due(now, self.shared.total_frames()):
             self._save_checkpoint()
+
+    def _show_progress(self, now: float, frames: int, alive: int) -> None:
+        assert self.recorder is not None
+        self.recorder.speed(frames, self._speed)
+        progress = self._progress(alive)
+        self.display.show(progress)
+        if self.duties.progress_line.due(now):
+            self.duties.progress_line.ran(now)
+            log.info("%s", progress.line())
+            self._write_status(run_status.RUNNING)
+        elif self.duties.status.due(now):
+            self._write_status(run_status.RUNNING)
 
     def _progress(self, alive: int) -> Progress:
         assert self.recorder is not None
@@ -399,7 +437,7 @@ class Launcher:
         except OSError as error:
             raise RunFailed(f"could not write the checkpoint {path}: {error.strerror or error}"
                             f" (the last one written is kept)") from None
-        self._last_checkpoint = (time.monotonic(), frames)
+        self.duties.checkpoint.ran(time.monotonic(), frames)
         if self.cfg.checkpoint.keep:
             kept = kept_checkpoint_path(self.run_dir, frames)
             try:
