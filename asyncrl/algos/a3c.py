@@ -4,7 +4,9 @@ policy:  -sum_i log pi(a_i|s_i) (R_i - V(s_i))      (no gradient through the adv
 value:    value_loss_coef * sum_i (R_i - V(s_i))^2
 entropy: -entropy_beta * sum_i H(pi(.|s_i))         (a bonus, so it is subtracted)
 
-Sums, not means: the paper accumulates gradients over the segment's steps.
+Sums, not means: the paper accumulates gradients over the segment's steps. ``paper.py``
+writes Algorithm S3 for one segment as the pseudocode does; ``loss_many`` of k segments is
+tested against the sum of those.
 """
 
 from __future__ import annotations
