@@ -42,17 +42,11 @@ from asyncrl.run.supervisor import GiveUp, Kill, Supervisor, describe_exit
 from asyncrl.run_files import run_status, startup
 from asyncrl.run_files.checkpoint import (
     Checkpoint,
-    checkpoint_path,
     checkpoint_source,
-    keep_copy,
-    kept_checkpoint_path,
     load_model_weights,
-    save_checkpoint,
 )
-from asyncrl.run_files.plots import plot_learning_curve
 from asyncrl.run_files.recorder import Recorder
-from asyncrl.run_files.run_status import write_status
-from asyncrl.run_files.trackers import open_trackers
+from asyncrl.run_files.run_directory import RunDirectory
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +146,7 @@ class Launcher:
                  start_from: Checkpoint | None = None, env: EnvInfo | None = None):
         self.cfg = cfg
         self.run_dir = Path(run_dir)
+        self.files = RunDirectory(self.run_dir)
         self.generation = 0
         self.startup = startup.StartupClock()
         self.startup.mark(startup.IMPORTS)
@@ -172,7 +167,7 @@ class Launcher:
         self._shutting_down = False
 
     def _restore(self, saved: Checkpoint) -> None:
-        self._load_state(saved, checkpoint_path(self.run_dir), "resume", with_optimizer=True,
+        self._load_state(saved, self.files.checkpoint, "resume", with_optimizer=True,
                          target_epoch=saved.target_epoch)
         self.generation = saved.generation + 1
         if saved.torch_rng is not None:
@@ -217,13 +212,13 @@ class Launcher:
     # ---- the run ---------------------------------------------------------------------------
 
     def run(self) -> int:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        OmegaConf.save(OmegaConf.create(config_container(self.cfg)), self.run_dir / "config.yaml")
+        config = config_container(self.cfg)
+        self.files.write_config(config)
         resume_frames = self.shared.base_frames if self.generation else None
-        self.recorder = Recorder(
-            self.run_dir, self.cfg.log.score_window,
+        self.recorder = self.files.open_recorder(
+            self.cfg.log.score_window,
             [*algorithm_class(self.cfg.algo.name).metrics, *LOOP_METRICS], resume_frames,
-            open_trackers(self.run_dir, self.cfg.log, config_container(self.cfg), resume_frames))
+            self.cfg.log, config)
         title = f"asyncrl {self.cfg.algo.name} on {self._env_name()} ({self.cfg.workers} workers)"
         log.info("%s: T=%s of %s frames; outputs in %s (Ctrl-C stops it with a checkpoint; "
                  "resume=%s continues it)", title, f"{self.shared.total_frames():,}",
@@ -261,7 +256,7 @@ class Launcher:
 
     def _write_status(self, status: str, reason: str = "") -> None:
         recorder = self.recorder
-        write_status(self.run_dir, status, reason=reason, frames=self.shared.total_frames(),
+        self.files.write_status(status, reason=reason, frames=self.shared.total_frames(),
                      total_frames=self.cfg.total_frames, wall_time=self.shared.wall_time(),
                      episodes=recorder.episode_count if recorder else 0,
                      recent_score=recorder.recent_mean() if recorder else None,
@@ -431,30 +426,22 @@ class Launcher:
 
     def _save_checkpoint(self) -> Path:
         frames = self.shared.total_frames()
-        path = checkpoint_path(self.run_dir)
         try:
-            self._write_checkpoint(path, frames)
+            path = self.files.save_checkpoint(self._checkpoint(frames), self.cfg.checkpoint.keep)
         except OSError as error:
-            raise RunFailed(f"could not write the checkpoint {path}: {error.strerror or error}"
-                            f" (the last one written is kept)") from None
+            raise RunFailed(f"could not write the checkpoint {self.files.checkpoint}: "
+                            f"{error.strerror or error} (the last one written is kept)") from None
         self.duties.checkpoint.ran(time.monotonic(), frames)
-        if self.cfg.checkpoint.keep:
-            kept = kept_checkpoint_path(self.run_dir, frames)
-            try:
-                keep_copy(path, kept)
-            except OSError as error:
-                # last.pt is whole, so the run can go on and resume; only this copy is lost
-                log.warning("could not keep the checkpoint at T=%s as %s: %s", f"{frames:,}",
-                            kept, error.strerror or error)
         return path
 
-    def _write_checkpoint(self, path: Path, frames: int) -> None:
+    def _checkpoint(self, frames: int) -> Checkpoint:
+        """The shared state at T = ``frames``, copied out of shared memory."""
         shared = self.shared
         target, target_epoch = None, 0
         if shared.target is not None and shared.target_epoch is not None:
             target = {k: v.detach().clone() for k, v in shared.target.state_dict().items()}
             target_epoch = int(shared.target_epoch[0])
-        save_checkpoint(path, Checkpoint(
+        return Checkpoint(
             model={k: v.detach().clone() for k, v in shared.model.state_dict().items()},
             optimizer=shared.optimizer.state_dict(),
             frames=frames,
@@ -464,7 +451,7 @@ class Launcher:
             target=target,
             target_epoch=target_epoch,
             torch_rng=torch.get_rng_state(),
-        ))
+        )
 
     # ---- shutdown ------------------------------------------------------------------------
 
@@ -489,8 +476,8 @@ class Launcher:
         self.display.show(self._progress(alive=0))
         try:
             self.recorder.close()
-            plot_learning_curve(self.run_dir, f"{self.cfg.algo.name} on {self._env_name()}",
-                                self.cfg.log.score_window)
+            self.files.plot_learning_curve(f"{self.cfg.algo.name} on {self._env_name()}",
+                                           self.cfg.log.score_window)
         except OSError as error:
             failure = failure or unwritable(error, self.run_dir)
         if failure is None:

@@ -193,7 +193,7 @@ def test_a_disk_that_fills_up_fails_the_run_in_one_line_and_it_resumes_once_free
 def test_a_full_disk_simulated_at_a_random_write(tmp_path, seed, monkeypatch):
     """Where no filesystem can be mounted: the n-th write of a log row or a checkpoint,
     n drawn at random, fails with ENOSPC as a full disk's would."""
-    import asyncrl.run.launcher as launcher_module
+    import asyncrl.run_files.run_directory as run_directory
     from asyncrl.run.launcher import Launcher
     from asyncrl.run_files.recorder import CsvLog
 
@@ -208,8 +208,8 @@ def test_a_full_disk_simulated_at_a_random_write(tmp_path, seed, monkeypatch):
         return write
 
     monkeypatch.setattr(CsvLog, "write", full_after_some(CsvLog.write))
-    monkeypatch.setattr(launcher_module, "save_checkpoint",
-                        full_after_some(launcher_module.save_checkpoint))
+    monkeypatch.setattr(run_directory, "save_checkpoint",
+                        full_after_some(run_directory.save_checkpoint))
     run_dir = tmp_path / "run"
     cfg = compose("env=classic/cartpole", "serial=true", "workers=1", "total_frames=20000",
                   "checkpoint.interval_frames=2000", "log.tensorboard=false", *QUICK)

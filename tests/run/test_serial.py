@@ -70,7 +70,7 @@ def test_a_full_disk_at_a_checkpoint_fails_the_run_in_one_line_and_keeps_the_las
     import errno
     import json
 
-    import asyncrl.run.launcher as launcher_module
+    import asyncrl.run_files.run_directory as run_directory
     from asyncrl.run_files.checkpoint import load_checkpoint, save_checkpoint
 
     saved: list[int] = []
@@ -81,7 +81,7 @@ def test_a_full_disk_at_a_checkpoint_fails_the_run_in_one_line_and_keeps_the_las
         save_checkpoint(path, checkpoint)
         saved.append(checkpoint.frames)
 
-    monkeypatch.setattr(launcher_module, "save_checkpoint", fills_up_after_one)
+    monkeypatch.setattr(run_directory, "save_checkpoint", fills_up_after_one)
     launcher = Launcher(compose(*SERIAL, "total_frames=3000", "checkpoint.interval_frames=500"),
                         tmp_path)
     assert launcher.run() == 1
@@ -123,7 +123,7 @@ def test_a_resume_after_a_crash_logs_no_frames_twice(tmp_path):
 
 def test_a_new_run_writes_a_checkpoint_at_T0_so_an_early_crash_can_resume(tmp_path,
                                                                         monkeypatch):
-    import asyncrl.run.launcher as launcher_module
+    import asyncrl.run_files.run_directory as run_directory
     from asyncrl.run_files.checkpoint import save_checkpoint
 
     written: list[int] = []
@@ -132,7 +132,7 @@ def test_a_new_run_writes_a_checkpoint_at_T0_so_an_early_crash_can_resume(tmp_pa
         written.append(checkpoint.frames)
         save_checkpoint(path, checkpoint)
 
-    monkeypatch.setattr(launcher_module, "save_checkpoint", recording)
+    monkeypatch.setattr(run_directory, "save_checkpoint", recording)
     _train(tmp_path)
     assert written[0] == 0 and written[-1] >= 600
 
@@ -140,16 +140,17 @@ def test_a_new_run_writes_a_checkpoint_at_T0_so_an_early_crash_can_resume(tmp_pa
 def test_status_json_follows_the_run_between_checkpoints(tmp_path, monkeypatch):
     """A sweep's progress and asyncrl-report --status read T and the score while it runs."""
     import asyncrl.run.launcher as launcher_module
+    import asyncrl.run_files.run_directory as run_directory
     from asyncrl.run_files.run_status import read_status
 
     seen: list[dict] = []
-    real = launcher_module.write_status
+    real = run_directory.write_status
 
     def write_and_read(run_dir, status, **fields):
         real(run_dir, status, **fields)
         seen.append(read_status(run_dir))  # what a reader finds on disk at that moment
 
-    monkeypatch.setattr(launcher_module, "write_status", write_and_read)
+    monkeypatch.setattr(run_directory, "write_status", write_and_read)
     monkeypatch.setattr(launcher_module, "STATUS_EVERY_S", 0.0, raising=False)
     # no checkpoint after T=0 until the end: status.json must not wait for one
     _train(tmp_path, "total_frames=3000", "log.interval_seconds=0",
