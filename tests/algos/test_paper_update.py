@@ -10,6 +10,7 @@ from asyncrl.algos import build_algorithm
 from asyncrl.algos.paper import a3c_segment_loss, nstep_q_segment_loss, one_step_segment_loss
 from asyncrl.algos.segment import SegmentBatch
 from asyncrl.nets import build_model
+from tests.algos.test_q_targets import TableQ
 from tests.conftest import compose
 
 # (steps, learning terminal at the end): a full segment that bootstraps, one cut short by a
@@ -97,16 +98,6 @@ def test_the_reference_is_the_pseudocode_on_hand_worked_numbers():
     """Algorithm S2 on a two-step segment that bootstraps, with Q read from a table:
     R = max Q(s_2; θ⁻) = 3; R <- r_1 + γR = 1 + 0.5 * 3 = 2.5; R <- r_0 + γR = 0.5 + 1.25
     = 1.75."""
-
-    class TableQ(torch.nn.Module):
-        recurrent = False
-
-        def __init__(self, rows):
-            super().__init__()
-            self.rows = torch.nn.Parameter(torch.tensor(rows))
-
-        def forward(self, obs, state=None):
-            return self.rows[obs.long().squeeze(-1)], state
 
     online = TableQ([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
     target = TableQ([[0.0, 0.0], [0.0, 0.0], [3.0, -1.0]])
