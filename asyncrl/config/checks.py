@@ -53,7 +53,7 @@ def _check_options_chosen(cfg: Any) -> None:
     for group in ("algo", "network", "optimizer"):
         node = getattr(cfg, group)
         # a file of shared keys (conf/algo/_value_based.yaml) composes, but has no schema
-        name = node.get("name") if isinstance(node, dict) else getattr(node, "name", None)
+        name = node.get("name") if isinstance(node, dict) else node.name
         if name not in SCHEMAS[group] or isinstance(node, dict):
             what = f"{group}={name}" if name else f"the {group} option chosen"
             article = "an" if group == "algo" else "a"
