@@ -59,7 +59,8 @@ class PreparedRun:
     run, the run's own for a resume); ``resume_from``: the checkpoint a resumed run goes on
     from; ``start_from``: the checkpoint a new run takes its first weights from
     (``init_from``); ``composed``: the composed config with its ``hydra`` node (Hydra's
-    logging and run-directory settings), None where the sweeper composed it.
+    logging and run-directory settings), None where the sweeper composed it or for a resume
+    (whose config is its checkpoint's; ``launch`` then composes Hydra's settings alone).
     """
 
     config: Any
@@ -113,10 +114,7 @@ def prepare_run(overrides: Sequence[str], run_dir: str | Path | None = None, *,
         typed = to_typed(config)
         validate(typed)
         check_room(resume)
-        hydra_only = [o for o in overrides if o.startswith(("hydra.", "hydra/"))]
-        return PreparedRun(typed, resume, overrides, resume_from=saved,
-                           composed=None if composed is not None else compose_config(
-                               [*hydra_only, "hydra.output_subdir=null"], with_hydra=True))
+        return PreparedRun(typed, resume, overrides, resume_from=saved)
     sweep_run = composed is not None
     if composed is None:
         composed = compose_config(overrides, with_hydra=True)
@@ -279,8 +277,9 @@ def launch(prepared: PreparedRun) -> int:
     from hydra.core.utils import configure_log
 
     composed = prepared.composed
-    if composed is None:
-        raise ValueError("launch needs the composed config's hydra node")
+    if composed is None:  # a resume: Hydra's settings alone; its .hydra/ files stay as made
+        hydra_only = [o for o in prepared.overrides if o.startswith(("hydra.", "hydra/"))]
+        composed = compose_config([*hydra_only, "hydra.output_subdir=null"], with_hydra=True)
     run_dir = prepared.run_dir
     with read_write(composed), open_dict(composed):
         composed.hydra.run.dir = str(run_dir)
