@@ -202,61 +202,79 @@ def _replay(algo_cfg: Any, seed: int) -> SegmentReplay | None:
     return SegmentReplay(capacity, int(algo_cfg.replay_ratio), generator)
 
 
-def run_worker(
-    spec: WorkerSpec,
-    cfg: Any,
-    shared: SharedState,
-    outbox: Any,
-    parent_pid: int | None = None,
-    tick: Callable[[], None] | None = None,
-) -> None:
-    """Train until T reaches ``cfg.total_frames`` or the launcher asks to stop.
+class Worker:
+    """One actor-learner, built once and then stepped one update at a time: a worker
+    process's loop (``run_worker``) and the serial pool drive the same object."""
 
-    ``tick`` is called after every update in serial mode, so the launcher can do its
-    bookkeeping in the same process; ``parent_pid`` lets an orphaned worker notice and exit.
-    """
-    # RMSProp statistics decay towards denormals, where float arithmetic is ~100x slower
-    torch.set_flush_denormal(True)
-    parts = build_worker_parts(spec, cfg, shared)
-    actors = parts.actors
-    metrics = MetricsAccumulator(cfg.log.interval_seconds)
-    if len(actors.members) > 1:
-        log.info("%d environments per worker, acting as one batch", len(actors.members))
-    log.info("%s: %s", cfg.algo.name, parts.algorithm.describe())
-    if parts.replay is not None:
-        log.info("replay: the last %d segments, %d replayed per new one (not checkpointed)",
-                 parts.replay.capacity, parts.replay.ratio)
-    # a restarted worker joins a run already under way; only the first start waits
-    gathered = spec.restart > 0 or shared.start_together(spec.worker_id)
-    if not gathered and not shared.stopping():
-        log.warning("the other workers were not ready after %.0f s; starting without them",
-                    START_GATE_S)
-    updates = 0
+    def __init__(self, spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any) -> None:
+        # RMSProp statistics decay towards denormals, where float arithmetic is ~100x slower
+        torch.set_flush_denormal(True)
+        self.spec, self.cfg, self.shared, self.outbox = spec, cfg, shared, outbox
+        self.parts = build_worker_parts(spec, cfg, shared)
+        self.metrics = MetricsAccumulator(cfg.log.interval_seconds)
+        self.updates = 0
+        self.running = True
+        self.closed = False
+        members = len(self.parts.actors.members)
+        if members > 1:
+            log.info("%d environments per worker, acting as one batch", members)
+        log.info("%s: %s", cfg.algo.name, self.parts.algorithm.describe())
+        replay = self.parts.replay
+        if replay is not None:
+            log.info("replay: the last %d segments, %d replayed per new one (not checkpointed)",
+                     replay.capacity, replay.ratio)
+        # a restarted worker joins a run already under way; only the first start waits
+        gathered = spec.restart > 0 or shared.start_together(spec.worker_id)
+        if not gathered and not shared.stopping():
+            log.warning("the other workers were not ready after %.0f s; starting without them",
+                        START_GATE_S)
 
-    while not shared.stopping():
+    def step(self) -> bool:
+        """One update, its finished episodes and (when due) its metric means sent; False,
+        with nothing done, once T reached ``total_frames``, a stop was asked or the update
+        diverged (said in a ``Diverged`` message)."""
+        shared, outbox, worker_id = self.shared, self.outbox, self.spec.worker_id
         frames_now = shared.total_frames()
-        if frames_now >= cfg.total_frames:
-            break
+        if not self.running or shared.stopping() or frames_now >= self.cfg.total_frames:
+            self.running = False
+            return False
         try:
-            segments, stats = learning_step(parts, frames_now)
+            segments, stats = learning_step(self.parts, frames_now)
         except (NonFiniteOutput, Diverged) as exc:
             where = "" if isinstance(exc, Diverged) else f" at T={frames_now:,}"
-            outbox.put(messages.Diverged(spec.worker_id, frames_now, f"{exc}{where}"))
-            break
-        metrics.add(stats)
+            outbox.put(messages.Diverged(worker_id, frames_now, f"{exc}{where}"))
+            self.running = False
+            return False
+        self.metrics.add(stats)
         for environment, segment in enumerate(segments):
             if segment.finished is not None:  # the acting loop has begun the next one
                 score, length = segment.finished
-                outbox.put(messages.Episode(spec.worker_id, shared.total_frames(),
+                outbox.put(messages.Episode(worker_id, shared.total_frames(),
                                             shared.wall_time(), score, length, environment))
-        if metrics.due():
-            outbox.put(messages.Updates(spec.worker_id, shared.total_frames(), metrics.flush()))
-        updates += 1
-        if tick is not None:
-            tick()
-        elif parent_pid is not None and updates % 200 == 0 and os.getppid() != parent_pid:
+        if self.metrics.due():
+            outbox.put(messages.Updates(worker_id, shared.total_frames(), self.metrics.flush()))
+        self.updates += 1
+        return True
+
+    def close(self) -> None:
+        """Send the last interval's means (or a short run would log nothing) and release the
+        environments. Once: a second call does nothing."""
+        if self.closed:
+            return
+        self.running, self.closed = False, True
+        if self.metrics.count:
+            self.outbox.put(messages.Updates(self.spec.worker_id, self.shared.total_frames(),
+                                             self.metrics.flush()))
+        self.parts.actors.close()
+
+
+def run_worker(spec: WorkerSpec, cfg: Any, shared: SharedState, outbox: Any,
+               parent_pid: int | None = None) -> None:
+    """Train until T reaches ``cfg.total_frames`` or the launcher asks to stop;
+    ``parent_pid`` lets an orphaned worker notice and exit."""
+    worker = Worker(spec, cfg, shared, outbox)
+    while worker.step():
+        if parent_pid is not None and worker.updates % 200 == 0 and os.getppid() != parent_pid:
             log.warning("launcher is gone; stopping")
             break
-    if metrics.count:  # the last interval's means, or a short run would log nothing
-        outbox.put(messages.Updates(spec.worker_id, shared.total_frames(), metrics.flush()))
-    actors.close()
+    worker.close()

@@ -37,7 +37,7 @@ from asyncrl.nets import build_model
 from asyncrl.optim import build_optimizer
 from asyncrl.run.blindness import blindness_watch
 from asyncrl.run.display import LiveDisplay, Progress
-from asyncrl.run.pool import ProcessPool, SerialPool
+from asyncrl.run.pool import Pool, ProcessPool, SerialPool
 from asyncrl.run.supervisor import GiveUp, Kill, Supervisor, describe_exit
 from asyncrl.run_files import run_status, startup
 from asyncrl.run_files.checkpoint import (
@@ -81,7 +81,7 @@ class Supervision:
     """The run's processes and the decisions about them."""
 
     decisions: Supervisor
-    pool: ProcessPool | SerialPool
+    pool: Pool
 
 
 def config_container(cfg: Any) -> dict[str, Any]:
@@ -237,10 +237,7 @@ class Launcher:
                     # at T=0, so that resume= works however early a crash comes (the first
                     # periodic checkpoint is minutes away)
                     self._save_checkpoint()
-                if isinstance(supervision.pool, SerialPool):
-                    self._run_serial(supervision.pool)
-                else:
-                    self._run_processes(supervision, supervision.pool)
+                self._drive(supervision, supervision.pool)
             except BaseException as error:
                 ending = ending_of(error, self.run_dir)
                 if not isinstance(error, ENDINGS_TOLD):
@@ -273,25 +270,18 @@ class Launcher:
     def _env_name(self) -> str:
         return env_label(self.cfg.env)
 
-    def _run_serial(self, pool: SerialPool) -> None:
+    def _drive(self, sup: Supervision, pool: Pool) -> None:
+        """The one loop of both modes: start the processes (or the in-process worker), then
+        let the pool advance (serial: one update), read its messages, watch it, and do what
+        is due, until T reaches the total or every worker has stopped."""
         self.startup.mark(startup.RUN_DIRECTORY)
-
-        def tick() -> None:
-            self._drain(pool.queue, timeout=0.0)
-            self._say_first_frame()
-            self._periodic(alive=1)
-
-        pool.run(tick)
-        self._drain(pool.queue, timeout=0.0)
-
-    def _run_processes(self, sup: Supervision, pool: ProcessPool) -> None:
-        self.startup.mark(startup.RUN_DIRECTORY)
-        for slot in range(self.cfg.workers):
-            self._start_worker(sup, pool, slot)
         if self.cfg.eval.episodes > 0:
             pool.start_evaluator()
+        for slot in range(self.cfg.workers):
+            self._start_worker(sup, pool, slot)
         while True:
-            self._drain(pool.queue, timeout=0.2, sup=sup)
+            pool.advance()
+            self._drain(pool.queue, timeout=pool.wait_s, sup=sup)
             self._say_first_frame()
             if self.shared.total_frames() >= self.cfg.total_frames:
                 return
@@ -313,11 +303,11 @@ class Launcher:
         """Where children write what is not a log record: a file while the panel is live."""
         return str(self.run_dir / CHILD_OUTPUT_FILE) if self.display.live else None
 
-    def _start_worker(self, sup: Supervision, pool: ProcessPool, slot: int) -> None:
+    def _start_worker(self, sup: Supervision, pool: Pool, slot: int) -> None:
         pool.start_worker(slot, sup.decisions.restarts.get(slot, 0))
         sup.decisions.started(slot, int(self.shared.frames[slot]), time.monotonic())
 
-    def _supervise_evaluator(self, sup: Supervision, pool: ProcessPool) -> None:
+    def _supervise_evaluator(self, sup: Supervision, pool: Pool) -> None:
         """Restart an evaluator that died; past ``max_worker_restarts`` training goes on
         without evaluations, and the log says so."""
         exitcode = pool.evaluator_exit()
@@ -333,7 +323,7 @@ class Launcher:
                     sup.decisions.evaluator_restarts, self.cfg.max_worker_restarts)
         pool.start_evaluator()
 
-    def _supervise(self, sup: Supervision, pool: ProcessPool) -> None:
+    def _supervise(self, sup: Supervision, pool: Pool) -> None:
         """Carry out what the supervisor decides from what the processes show now."""
         self._supervise_evaluator(sup, pool)
         for decision in sup.decisions.decide(pool.seen(), time.monotonic()):

@@ -4,13 +4,17 @@ only carries it out.
 
 ``ProcessPool`` runs each worker in a process of its own (the paper's arrangement).
 ``SerialPool`` runs one worker in the caller's process, the evaluator between its updates:
-for debugging and for deterministic tests. Both hand their messages to ``queue``.
+for debugging and for deterministic tests. Both hand their messages to ``queue`` and answer
+the same calls (start, ``advance``, seen, alive, kill, stop), so the launcher drives both with
+one loop: ``advance`` is one update in serial mode and nothing where processes step
+themselves.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
+import signal
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +24,7 @@ import torch.multiprocessing as mp
 from asyncrl.learning import messages
 from asyncrl.learning.evaluate import Evaluator, evaluator_process
 from asyncrl.learning.shared import SharedState
-from asyncrl.learning.worker import WorkerSpec, run_worker, worker_process
+from asyncrl.learning.worker import Worker, WorkerSpec, worker_process
 from asyncrl.run import start_method
 from asyncrl.run.supervisor import Seen
 
@@ -31,6 +35,8 @@ JOIN_TIMEOUT_S = 15.0
 
 class ProcessPool:
     """One process per worker slot, and the evaluator's."""
+
+    wait_s = 0.2  # how long the launcher waits for a message: the processes run meanwhile
 
     def __init__(self, cfg: Any, shared: SharedState, generation: int = 0,
                  child_output: str | None = None) -> None:
@@ -54,6 +60,9 @@ class ProcessPool:
     def start_workers(self) -> None:
         for slot in range(self.cfg.workers):
             self.start_worker(slot)
+
+    def advance(self) -> None:
+        """Nothing to do here: each process steps its own loop."""
 
     def start_evaluator(self) -> None:
         self.evaluator = self._ctx.Process(target=evaluator_process, name="asyncrl-evaluator",
@@ -106,32 +115,72 @@ class ProcessPool:
 
 
 class SerialPool:
-    """Worker 0 in this process; the evaluator (if any) plays between its updates."""
+    """Worker 0 in this process, stepped by ``advance``; the evaluator (if any) plays between
+    its updates. It answers the launcher as ``ProcessPool`` does, so one loop drives both."""
+
+    wait_s = 0.0  # nothing runs while the launcher waits: never wait for a message
 
     def __init__(self, cfg: Any, shared: SharedState, generation: int = 0) -> None:
         self.cfg, self.shared, self.generation = cfg, shared, generation
         self.queue: queue.SimpleQueue[messages.Message] = queue.SimpleQueue()
+        self.worker: Worker | None = None
+        self.exitcode: int | None = None  # None while the worker runs (or before it starts)
         self.evaluator: Evaluator | None = None
 
-    def run(self, tick: Callable[[], None]) -> None:
-        """Train until the worker stops; ``tick()`` after each of its updates."""
-        if self.cfg.eval.episodes > 0:
-            self.evaluator = Evaluator(self.cfg, self.shared)
+    def start_worker(self, slot: int, restarts: int = 0) -> None:
+        self.worker = Worker(WorkerSpec(slot, restarts, self.generation), self.cfg,
+                             self.shared, self.queue)
+        self.exitcode = None
 
-        def evaluate_then_tick() -> None:
-            frames = self.shared.total_frames()
-            if self.evaluator is not None and self.evaluator.due(frames):
-                message = self.evaluator.run(frames)
-                if message is not None:
-                    self.queue.put(message)
-            tick()
+    def start_workers(self) -> None:
+        self.start_worker(0)
 
-        run_worker(WorkerSpec(0, 0, self.generation), self.cfg, self.shared, self.queue,
-                   tick=evaluate_then_tick)
+    def start_evaluator(self) -> None:
+        self.evaluator = Evaluator(self.cfg, self.shared)
+
+    def advance(self) -> None:
+        """One update of the worker, then an evaluation if one is due."""
+        worker = self.worker
+        if worker is None or self.exitcode is not None:
+            return
+        if not worker.step():
+            self.exitcode = 0
+            return
+        frames = self.shared.total_frames()
+        if self.evaluator is not None and self.evaluator.due(frames):
+            message = self.evaluator.run(frames)
+            if message is not None:
+                self.queue.put(message)
+
+    def seen(self) -> dict[int, Seen]:
+        if self.worker is None:
+            return {}
+        slot = self.worker.spec.worker_id
+        return {slot: Seen(self.exitcode is None, self.exitcode, int(self.shared.frames[slot]))}
+
+    def alive(self) -> int:
+        return int(self.worker is not None and self.exitcode is None)
+
+    def evaluator_exit(self) -> int | None:
+        return None  # it runs in this process: an error in it ends the run
+
+    def forget_evaluator(self) -> None:
+        self.evaluator = None
+
+    def kill(self, slot: int) -> None:
+        """Drop the worker as a killed process would be (its environments released)."""
+        if self.worker is not None:
+            self.worker.close()
+        self.exitcode = -signal.SIGKILL
 
     def stop(self, drain: Callable[[float], None], timeout: float = JOIN_TIMEOUT_S) -> None:
         self.shared.request_stop()
+        if self.worker is not None:
+            self.worker.close()
         if self.evaluator is not None:
             self.evaluator.close()
             self.evaluator = None
         drain(0.0)
+
+
+Pool = ProcessPool | SerialPool  # what the launcher drives

@@ -76,12 +76,20 @@ def test_serial_pool_trains_in_this_process_and_evaluates_between_updates():
                   "eval.episodes=1", "eval.interval_frames=1000")
     shared = build_shared_state(cfg)
     pool = SerialPool(cfg, shared)
-    ticks = []
-    pool.run(lambda: ticks.append(shared.total_frames()))
+    pool.start_evaluator()
+    pool.start_workers()
+    assert pool.alive() == 1 and shared.total_frames() == 0  # built, not stepped
+    after = []
+    while pool.alive():
+        pool.advance()  # one update
+        after.append(shared.total_frames())
+    assert pool.seen()[0].exitcode == 0  # finished on its own at T = total_frames
     got = drained(pool.queue)
     pool.stop(lambda timeout: None)
     assert shared.total_frames() >= 3000
-    assert ticks == sorted(ticks) and len(ticks) > 100  # one tick per update
+    # each advance but the last (which found T at the total) moved T on
+    assert all(b > a for a, b in zip(after[:-2], after[1:-1], strict=True))
+    assert after[-1] == after[-2] >= 3000 and len(after) > 100
     evaluations = [m for m in got if isinstance(m, messages.Evaluation)]
     assert [m.frames // 1000 for m in evaluations] == [1, 2, 3]  # the last at T = 3000
     assert any(isinstance(m, messages.Episode) for m in got)
