@@ -114,15 +114,19 @@ def evaluate(args: argparse.Namespace) -> int:
             raise UserError(f"--video: this environment cannot draw frames here: "
                             f"{str(exc).splitlines()[0]}") from None
     max_steps = max_eval_steps(cfg)
-    scores = []
+    scores, lengths = [], []
     for episode in range(args.episodes):
         frames: list[Any] | None = [] if video and episode == 0 else None
         actors.members[0].video = frames
         # seeded at the first reset, as a gymnasium loop of one's own would seed it
         # (asyncrl.load's agent scores the same)
         seed = args.seed if episode == 0 else None
-        scores.append(actors.play_episode(model, max_steps, seed))
-        print(f"episode {episode + 1}/{args.episodes}: score {scores[-1]:g}")
+        played = actors.play_episode(model, max_steps, seed)
+        scores.append(played.score)
+        lengths.append(played.frames)
+        # the agent's frames (no-op starts not counted): one near the cap was cut, not ended
+        print(f"episode {episode + 1}/{args.episodes}: score {played.score:g}, "
+              f"{played.frames:,} frames")
         if frames is not None and video is not None:
             write_video(frames, video)
             print(f"video of episode 1: {video}")
@@ -130,7 +134,8 @@ def evaluate(args: argparse.Namespace) -> int:
     played_at = "" if epsilon is None else f", epsilon {epsilon:g}"
     print(f"mean score over {len(scores)} episodes: {mean:g} "
           f"(checkpoint at T={saved.frames}{played_at})")
-    report: dict[str, Any] = {"frames": saved.frames, "scores": scores, "mean": mean}
+    report: dict[str, Any] = {"frames": saved.frames, "scores": scores, "mean": mean,
+                              "episode_frames": lengths}
     if epsilon is not None:
         report["epsilon"] = epsilon
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -95,8 +95,8 @@ class Evaluator:
         self.model.load_state_dict(self.shared.model.state_dict())
         if self.shared.stopping():
             return None
-        scores = self.actors.play_episodes(self.model, self.max_steps)
-        return messages.Evaluation(frames, self.shared.wall_time(), scores)
+        played = self.actors.play_episodes(self.model, self.max_steps)
+        return messages.Evaluation(frames, self.shared.wall_time(), [p.score for p in played])
 
     def close(self) -> None:
         """Release the environments (TORCS: their race processes and directories)."""

@@ -11,7 +11,7 @@ never holds them up.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -21,6 +21,13 @@ from asyncrl.algos import SegmentBatch
 from asyncrl.envs import frames_per_step, learning_terminal, make_env
 from asyncrl.learning.seeding import derive_seed
 from asyncrl.nets import LSTMState, detach_state
+
+
+class Played(NamedTuple):
+    """A whole episode played: its raw score and the frames it lasted."""
+
+    score: float
+    frames: int
 
 
 @dataclass
@@ -227,32 +234,35 @@ class Actors:
         self.obs_bufs[i][row].copy_(torch.from_numpy(np.asarray(obs)))
 
     def play_episode(self, model: Any, max_steps: int, seed: int | None = None,
-                     member: int = 0) -> float:
+                     member: int = 0) -> Played:
         """One whole episode of ``member`` from ``env.reset(seed=seed)``, to its end or
-        ``max_steps``, with a fresh recurrent state; returns its raw score."""
+        ``max_steps``, with a fresh recurrent state; returns its raw score and frames."""
         return self.play_episodes(model, max_steps, [member], seed)[0]
 
     def play_episodes(self, model: Any, max_steps: int, members: list[int] | None = None,
-                      seed: int | None = None) -> list[float]:
+                      seed: int | None = None) -> list[Played]:
         """One whole episode on each of ``members`` (all, unless given) at once, each from a
         fresh ``env.reset(seed=seed)`` and recurrent state, to its end or ``max_steps``,
-        their actions chosen in one forward per step; returns their raw scores in that
-        order. Episodes begun are played out: a run that ends mid-evaluation still logs it."""
+        their actions chosen in one forward per step; returns their raw scores and frames
+        in that order. Episodes begun are played out: a run that ends mid-evaluation still
+        logs it."""
         going = list(range(len(self.members))) if members is None else list(members)
         for i in going:
             self.members[i].start_episode(seed)
         played = dict.fromkeys(going, 0)
-        ended: dict[int, float] = {}  # a learner's actors begin the next episode at once
+        ended: dict[int, Played] = {}  # a learner's actors begin the next episode at once
         while going:
             steps = min(max_steps - played[i] for i in going)
             segments = self.play(model, 0, going, steps)
             for i in going:
                 played[i] += segments[i].steps
-                if segments[i].finished is not None:
-                    ended[i] = segments[i].finished[0]
+                finished = segments[i].finished
+                if finished is not None:
+                    ended[i] = Played(*finished)
             going = [i for i in going
                      if not segments[i].episode_over and played[i] < max_steps]
-        return [ended.get(i, self.members[i].score) for i in played]
+        return [ended.get(i, Played(self.members[i].score, self.members[i].episode_frames))
+                for i in played]
 
     def _act(self, model: Any, frames: int, who: list[int], rows: list[int]
              ) -> tuple[list[Any], list[Any]]:

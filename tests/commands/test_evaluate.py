@@ -27,6 +27,13 @@ def test_evaluate_a_checkpoint_and_record_a_video(workdir):
     report = json.loads((run_dir / "evaluation.json").read_text())
     assert len(report["scores"]) == 2 and report["frames"] >= 2000
     assert all(-21 <= s <= 0 for s in report["scores"])  # an untrained agent does not win
+    # env.max_episode_frames=800 cuts an untrained agent's game (thousands of frames long)
+    # so each lasts 800 frames less its no-op start (up to 30 frames), counted by the agent's
+    # steps of 4 frames
+    lengths = report["episode_frames"]
+    assert len(lengths) == 2 and all(770 <= f <= 800 and f % 4 == 0 for f in lengths)
+    for i, f in enumerate(lengths, 1):
+        assert f"episode {i}/2: score" in result.stdout and f"{f:,} frames" in result.stdout
     assert video.stat().st_size > 10_000
 
 

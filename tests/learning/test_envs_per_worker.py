@@ -168,9 +168,11 @@ def test_episodes_played_as_one_batch_score_what_each_would_score_alone(network)
         lone.allocate(model, T_MAX)
     lengths = set()
     for max_steps in (500, 500, 9):
-        scores = actors.play_episodes(model, max_steps)
-        assert scores == [lone.play_episode(model, max_steps) for lone in alone]
-        lengths.update(scores)  # CartPole scores 1 a step: the score is the length
+        played = actors.play_episodes(model, max_steps)
+        assert played == [lone.play_episode(model, max_steps) for lone in alone]
+        # CartPole scores 1 a step, one frame a step: the score is the length
+        assert all(score == frames for score, frames in played)
+        lengths.update(p.frames for p in played)
     assert len(lengths) > 2 and max(lengths) > 9 and 9 in lengths
 
 
