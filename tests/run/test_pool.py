@@ -95,6 +95,35 @@ def test_serial_pool_trains_in_this_process_and_evaluates_between_updates():
     assert any(isinstance(m, messages.Episode) for m in got)
 
 
+def test_serial_pool_answers_the_supervisor_as_a_process_pool_does():
+    """A kill drops the in-process worker as a killed process (exit code -SIGKILL, its
+    episodes' environments closed); the restart the supervisor then decides goes on from
+    the shared T with a worker of its own seed."""
+    cfg = compose(*CARTPOLE, "workers=1", "serial=true", "total_frames=1_000_000",
+                  "eval.episodes=0")
+    shared = build_shared_state(cfg)
+    pool = SerialPool(cfg, shared)
+    assert pool.seen() == {} and pool.alive() == 0  # nothing started
+    pool.start_workers()
+    for _ in range(5):
+        pool.advance()
+    before = shared.total_frames()
+    assert before > 0 and pool.seen()[0].alive
+    first = pool.worker
+    pool.kill(0)
+    assert first is not None and first.closed
+    seen = pool.seen()[0]
+    assert (seen.alive, seen.exitcode, seen.frames) == (False, -signal.SIGKILL, before)
+    pool.advance()  # a dead worker plays nothing
+    assert shared.total_frames() == before and pool.alive() == 0
+    pool.start_worker(0, restarts=1)
+    assert pool.worker is not None and pool.worker.spec.restart == 1
+    pool.advance()
+    assert shared.total_frames() > before and pool.seen()[0].alive
+    pool.stop(lambda timeout: None)
+    assert pool.worker.closed and shared.stopping()
+
+
 def test_workers_are_forked_from_the_forkserver_that_imported_their_modules():
     from multiprocessing import forkserver
 
