@@ -41,7 +41,7 @@ class Segment:
     next_action: int | None = None
     # the raw score and frames of the episode this segment ended; the learner's environment
     # has then begun its next episode (Actors.play)
-    finished: tuple[float, int] | None = None
+    finished: Played | None = None
 
     @property
     def steps(self) -> int:
@@ -87,9 +87,14 @@ class Actor:
             reward = max(-1.0, min(1.0, reward))
         return reward, learning_terminal(self.env_cfg, terminated, info), terminated or truncated
 
-    def finish_episode(self) -> tuple[float, int]:
+    @property
+    def played(self) -> Played:
+        """The current episode so far: its raw score and frames."""
+        return Played(self.score, self.episode_frames)
+
+    def finish_episode(self) -> Played:
         """Reset for the next episode; returns the finished one's raw score and frames."""
-        done = (self.score, self.episode_frames)
+        done = self.played
         self.start_episode()
         return done
 
@@ -249,20 +254,19 @@ class Actors:
         going = list(range(len(self.members))) if members is None else list(members)
         for i in going:
             self.members[i].start_episode(seed)
-        played = dict.fromkeys(going, 0)
+        steps_done = dict.fromkeys(going, 0)
         ended: dict[int, Played] = {}  # a learner's actors begin the next episode at once
         while going:
-            steps = min(max_steps - played[i] for i in going)
+            steps = min(max_steps - steps_done[i] for i in going)
             segments = self.play(model, 0, going, steps)
             for i in going:
-                played[i] += segments[i].steps
+                steps_done[i] += segments[i].steps
                 finished = segments[i].finished
                 if finished is not None:
-                    ended[i] = Played(*finished)
+                    ended[i] = finished
             going = [i for i in going
-                     if not segments[i].episode_over and played[i] < max_steps]
-        return [ended.get(i, Played(self.members[i].score, self.members[i].episode_frames))
-                for i in played]
+                     if not segments[i].episode_over and steps_done[i] < max_steps]
+        return [ended.get(i, self.members[i].played) for i in steps_done]
 
     def _act(self, model: Any, frames: int, who: list[int], rows: list[int]
              ) -> tuple[list[Any], list[Any]]:
