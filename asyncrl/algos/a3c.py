@@ -116,6 +116,9 @@ class A3C:
         gae = f", GAE lambda={self.gae_lambda}" if self.gae_lambda < 1 else ""
         return f"{updates}, entropy_beta={self.cfg.entropy_beta}{gae}"
 
+    def episode_began(self, environment: int) -> None:
+        """Nothing to draw: A3C explores by sampling its policy."""
+
     def act(self, model: Any, obs: torch.Tensor, states: list[Any], frames: int,
             evaluating: bool = False, members: Sequence[int] | None = None
             ) -> tuple[list[Any], list[Any]]:

@@ -43,6 +43,7 @@ class A3CConfig:
                            "asyncrl does not have",
         "lambda_return": "A3C's λ is algo.gae_lambda",
         "epsilon_per_environment": "A3C explores by sampling its policy, not ε-greedily",
+        "epsilon_redraw": "A3C explores by sampling its policy, not ε-greedily",
     }
 
 
@@ -61,6 +62,9 @@ class ValueBasedConfig:
     epsilon_anneal_frames: int = MISSING
     # true: each of a worker's environments draws its own final epsilon (envs_per_worker > 1)
     epsilon_per_environment: bool = MISSING
+    # true: each environment draws its final epsilon again as each of its episodes begins
+    # (the paper's "periodically sampled"); implies a draw per environment
+    epsilon_redraw: bool = MISSING
     eval_epsilon: float = MISSING
     default_lr: float = MISSING
 

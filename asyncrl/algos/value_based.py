@@ -99,15 +99,32 @@ class ValueBased:
                 if exploration_seed is None else exploration_seed)
         # with epsilon_per_environment each of the worker's k environments draws, as each of
         # the paper's threads does; the first keeps the worker's draw, so k = 1 is unchanged
-        draws = environments if algo_cfg.epsilon_per_environment else 1
-        self.final_epsilons = [
-            draw_final_epsilon(np.random.default_rng(seed if i == 0 else [seed, i]),
-                               list(algo_cfg.epsilon_finals),
-                               list(algo_cfg.epsilon_probabilities))
-            for i in range(draws)]
+        self.redraw = bool(algo_cfg.epsilon_redraw)
+        draws = environments if algo_cfg.epsilon_per_environment or self.redraw else 1
+        self.exploration_seed = seed
+        self.final_epsilons = [self._draw(i, 0) for i in range(draws)]
+        self.episodes_begun = [0] * draws  # each environment's episodes after its first
         self.epsilon_now = 1.0
         # double Q reads the online network on the states after each step too: one more row
         self.double_q = bool(algo_cfg.double_q)
+
+    def _draw(self, environment: int, episode: int) -> float:
+        """The final epsilon of ``environment``'s ``episode``-th redraw (0: its first draw),
+        from its own stream: the same seed gives the same draws, whatever the others do."""
+        key = (self.exploration_seed if environment == 0 and episode == 0
+               else [self.exploration_seed, environment] if episode == 0
+               else [self.exploration_seed, environment, episode])
+        return draw_final_epsilon(np.random.default_rng(key), list(self.cfg.epsilon_finals),
+                                  list(self.cfg.epsilon_probabilities))
+
+    def episode_began(self, environment: int) -> None:
+        """``environment`` begins its next episode: with ``epsilon_redraw`` it draws its final
+        epsilon again (the paper: "epsilon periodically sampled from some distribution by
+        each thread"; here, at each episode), and keeps it otherwise."""
+        if self.redraw:
+            self.episodes_begun[environment] += 1
+            self.final_epsilons[environment] = self._draw(environment,
+                                                          self.episodes_begun[environment])
 
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:
@@ -130,6 +147,8 @@ class ValueBased:
         finals = (f"final epsilon {self.final_epsilon}" if len(self.final_epsilons) == 1
                   else "final epsilons per environment "
                   + " ".join(str(e) for e in self.final_epsilons))
+        if self.redraw:
+            finals += ", drawn again as each episode begins"
         return (f"{finals} (annealed from 1 over "
                 f"{self.cfg.epsilon_anneal_frames:,} frames), {self.segment_steps} steps "
                 f"per update, target network every {self.cfg.target_update_frames:,} frames"
@@ -226,6 +245,24 @@ class NStepQ(ValueBased):
         super().__init__(algo_cfg, generator, exploration_seed, environments)
         # below 1, every state after a step is mixed into the targets, not only the last
         self.lambda_return = float(algo_cfg.lambda_return)
+
+    def _draw(self, environment: int, episode: int) -> float:
+        """The final epsilon of ``environment``'s ``episode``-th redraw (0: its first draw),
+        from its own stream: the same seed gives the same draws, whatever the others do."""
+        key = (self.exploration_seed if environment == 0 and episode == 0
+               else [self.exploration_seed, environment] if episode == 0
+               else [self.exploration_seed, environment, episode])
+        return draw_final_epsilon(np.random.default_rng(key), list(self.cfg.epsilon_finals),
+                                  list(self.cfg.epsilon_probabilities))
+
+    def episode_began(self, environment: int) -> None:
+        """``environment`` begins its next episode: with ``epsilon_redraw`` it draws its final
+        epsilon again (the paper: "epsilon periodically sampled from some distribution by
+        each thread"; here, at each episode), and keeps it otherwise."""
+        if self.redraw:
+            self.episodes_begun[environment] += 1
+            self.final_epsilons[environment] = self._draw(environment,
+                                                          self.episodes_begun[environment])
 
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:

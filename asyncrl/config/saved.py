@@ -72,7 +72,8 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
     ("algo", ("a3c",)): {"default_lr": 7e-4, "episode_updates": False, "gae_lambda": 1.0},
     # and each worker drew one final epsilon for all of its environments
     ("algo", ("one_step_q", "one_step_sarsa", "nstep_q")): {"default_lr": 7e-4,
-                                                            "epsilon_per_environment": False},
+                                                            "epsilon_per_environment": False,
+                                                            "epsilon_redraw": False},
     ("algo", ("one_step_q", "nstep_q")): {"double_q": False, "replay_capacity": 0,
                                           "replay_ratio": 0},
     ("algo", ("nstep_q",)): {"lambda_return": 1.0},

@@ -224,6 +224,7 @@ class Actors:
             for i in playing:
                 if segments[i].episode_over:
                     segments[i].finished = members[i].finish_episode()
+                    self.algorithm.episode_began(i)
         return segments
 
     def _store(self, i: int, row: int, obs: Any) -> None:

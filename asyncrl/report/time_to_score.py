@@ -25,11 +25,14 @@ from asyncrl.run_files.startup import BEFORE_THE_CLOCK, first_frame_phases
 # the launcher's line for each value-based worker's draw, e.g.
 # "[worker 1] nstep_q: final epsilon 0.01 (annealed from 1 over ..."
 # (a serial run's one worker logs in the launcher's process, without "[worker 0] ")
-FINAL_EPSILON = re.compile(r"(?:\[worker (\d+)\] )?\w+: final epsilon ([-+.\deE]+)")
+FINAL_EPSILON = re.compile(r"(?:\[worker (\d+)\] )?\w+: final epsilon ([-+.\deE]+) \(")
 # and with algo.epsilon_per_environment, each of its environments' draws in order:
 # "[worker 1] nstep_q: final epsilons per environment 0.01 0.1 0.5 ... (annealed from ..."
 FINAL_EPSILONS_PER_ENVIRONMENT = re.compile(
     r"(?:\[worker (\d+)\] )?\w+: final epsilons per environment ([-+.\deE ]+?) \(")
+# with algo.epsilon_redraw the draws above are only the first: "..., drawn again as each
+# episode begins (annealed ...", and neither pattern above matches it
+REDRAWN = re.compile(r"final epsilons? (?:per environment )?[-+.\deE ]+, drawn again")
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,9 @@ def _epsilon_rows(run_dir: Path, run: RunEpisodes, targets: Sequence[float],
                   window: int) -> list[str]:
     groups, owner, unknown = _epsilon_groups(run)
     if not groups:
-        why = ("its episodes.csv does not say which environment played"
+        why = ("each environment drew its final ε again at each episode"
+               if REDRAWN.search(run.log)
+               else "its episodes.csv does not say which environment played"
                if owner == "environment" else "its log names no final epsilon")
         return [f"| {run_dir}: no row per final ε ({why}) |" + " |" * (len(targets) + 1)]
     # what played them: workers, or (worker, environment) pairs (known wherever a group is)

@@ -114,3 +114,44 @@ def test_a_worker_of_a_run_with_epsilon_per_environment_draws_for_each_environme
     parts = build_worker_parts(WorkerSpec(1), cfg, build_shared_state(cfg))
     assert len(parts.algorithm.final_epsilons) == 8
     assert set(parts.algorithm.final_epsilons) <= set(FINALS)
+
+
+def test_with_epsilon_redraw_each_environment_draws_again_as_each_episode_begins():
+    """The paper's "ε periodically sampled ... by each thread": each environment's final ε is
+    drawn again at its next episode, from its own stream (the others' draws stay), with the
+    paper's probabilities, and a restart repeats the same sequence."""
+    cfg = compose("algo=nstep_q", "algo.epsilon_redraw=true").algo
+    algorithm = NStepQ(cfg, torch.Generator(), exploration_seed=7, environments=4)
+    once = NStepQ(compose("algo=nstep_q", "algo.epsilon_per_environment=true").algo,
+                  torch.Generator(), exploration_seed=7, environments=4)
+    assert algorithm.final_epsilons == once.final_epsilons  # the first draws are the same
+    assert "drawn again as each episode begins" in algorithm.describe()
+    drawn = []
+    for _ in range(3000):
+        before = list(algorithm.final_epsilons)
+        algorithm.episode_began(2)
+        assert [e for i, e in enumerate(algorithm.final_epsilons) if i != 2] == [
+            e for i, e in enumerate(before) if i != 2]  # only environment 2 drew
+        drawn.append(algorithm.final_epsilons[2])
+    for value, p in zip(FINALS, PROBS, strict=True):  # standard error about 0.009
+        assert drawn.count(value) / len(drawn) == pytest.approx(p, abs=0.04)
+    again = NStepQ(cfg, torch.Generator(), exploration_seed=7, environments=4)
+    for value in drawn[:50]:
+        again.episode_began(2)
+        assert again.final_epsilons[2] == value
+    # without the key nothing is drawn again: the paper's once-a-run draw of asyncrl's base
+    for _ in range(20):
+        once.episode_began(1)
+    assert once.final_epsilons == again.final_epsilons[:2] + once.final_epsilons[2:]
+
+
+def test_with_epsilon_redraw_one_environment_per_worker_draws_again_too():
+    cfg = compose("algo=nstep_q", "algo.epsilon_redraw=true").algo
+    algorithm = NStepQ(cfg, torch.Generator(), exploration_seed=3, environments=1)
+    seen = set()
+    for _ in range(200):
+        algorithm.episode_began(0)
+        seen.add(algorithm.final_epsilon)
+        # the paper's loop acts at the current draw, annealed
+        assert algorithm.epsilon(4_000_000) == pytest.approx(algorithm.final_epsilon)
+    assert seen == set(FINALS)

@@ -118,6 +118,8 @@ def test_the_paper_setting_holds_each_value_the_paper_states(switch):
     assert (list(q.algo.epsilon_finals), list(q.algo.epsilon_probabilities)) == (
         [0.1, 0.01, 0.5], [0.4, 0.3, 0.3])
     assert q.algo.epsilon_anneal_frames == 4_000_000 and q.network.centre_input is False
+    assert q.algo.epsilon_redraw is True  # "ε periodically sampled": each episode here
+    assert compose("algo=nstep_q").algo.epsilon_redraw is False  # the base: drawn once
     # the other domains: Algorithm S3's loss, the MuJoCo entropy weight and whole episodes
     hopper = compose(*switch, "env=mujoco/hopper")
     assert (hopper.algo.value_loss_coef, hopper.algo.entropy_beta) == (1.0, 1e-4)

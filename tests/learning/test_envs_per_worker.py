@@ -312,3 +312,24 @@ def test_with_epsilon_per_environment_each_environment_acts_at_its_own_draw(algo
             off_greedy[i] += int((actors.action_bufs[i][: segment.steps] != greedy).sum())
     assert all(off_greedy[i] == 0 for i in range(k) if finals[i] == 0.0), (finals, off_greedy)
     assert all(off_greedy[i] > 0 for i in range(k) if finals[i] == 1.0), (finals, off_greedy)
+
+
+def test_with_epsilon_redraw_the_acting_loop_draws_again_at_each_finished_episode():
+    """CartPole's episodes end often: each one that ends in a segment makes its environment
+    draw again (counted per environment), and the others keep theirs."""
+    k = 4
+    cfg = compose("env=classic/cartpole", "algo=nstep_q", f"envs_per_worker={k}",
+                  "algo.epsilon_redraw=true")
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0),
+                                exploration_seed=7, environments=k)
+    actors = Actors(cfg, 11, algorithm, k)
+    torch.manual_seed(0)
+    model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
+                        algorithm.head)
+    actors.allocate(model, T_MAX)
+    ended = [0] * k
+    for _ in range(40):
+        for i, segment in enumerate(actors.play(model, 0)):
+            ended[i] += segment.finished is not None
+    assert sum(ended) > k  # ε 1 at frame 0: random play ends episodes within ~20 steps
+    assert algorithm.episodes_begun == ended

@@ -166,6 +166,16 @@ def test_by_epsilon_groups_the_workers_of_one_draw_and_says_when_it_cannot(tmp_p
     assert table[3] == (f"| {run_dir}: no row per final ε (its episodes.csv does not say "
                         "which environment played) | | |")
     assert len(table) == 4
+    # draws made again at each episode (algo.epsilon_redraw): the log's first draws say
+    # nothing of the later episodes, per environment or per worker
+    for line in ("final epsilons per environment 0.5 0.01, drawn again as each episode begins",
+                 "final epsilon 0.1, drawn again as each episode begins"):
+        (run_dir / "asyncrl.log").write_text(f"[worker 0] nstep_q: {line} (annealed ...)\n")
+        table = time_to_table([run_dir], [2.0], window=2, by_epsilon=True,
+                              by_worker=True).splitlines()
+        assert table[3].startswith(f"| {run_dir} worker 0 | ")  # no final ε named
+        assert table[-1] == (f"| {run_dir}: no row per final ε (each environment drew its "
+                             "final ε again at each episode) | | |")
 
 
 def test_by_epsilon_reads_a_serial_runs_log_and_counts_what_it_cannot_place(tmp_path):
