@@ -31,6 +31,9 @@ class RecordingAlgorithm:
         self.outputs.append(model.step_many(obs, states)[0][0].clone())
         return self.inner.act(model, obs, states, frames, evaluating, members)
 
+    def episode_began(self, environment):
+        self.inner.episode_began(environment)
+
 
 class OneActor:
     """The worker's acting loop with one environment (the paper's), one segment a call."""
