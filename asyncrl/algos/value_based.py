@@ -246,24 +246,6 @@ class NStepQ(ValueBased):
         # below 1, every state after a step is mixed into the targets, not only the last
         self.lambda_return = float(algo_cfg.lambda_return)
 
-    def _draw(self, environment: int, episode: int) -> float:
-        """The final epsilon of ``environment``'s ``episode``-th redraw (0: its first draw),
-        from its own stream: the same seed gives the same draws, whatever the others do."""
-        key = (self.exploration_seed if environment == 0 and episode == 0
-               else [self.exploration_seed, environment] if episode == 0
-               else [self.exploration_seed, environment, episode])
-        return draw_final_epsilon(np.random.default_rng(key), list(self.cfg.epsilon_finals),
-                                  list(self.cfg.epsilon_probabilities))
-
-    def episode_began(self, environment: int) -> None:
-        """``environment`` begins its next episode: with ``epsilon_redraw`` it draws its final
-        epsilon again (the paper: "epsilon periodically sampled from some distribution by
-        each thread"; here, at each episode), and keeps it otherwise."""
-        if self.redraw:
-            self.episodes_begun[environment] += 1
-            self.final_epsilons[environment] = self._draw(environment,
-                                                          self.episodes_begun[environment])
-
     @staticmethod
     def steps_per_update(algo_cfg: Any) -> int:
         return int(algo_cfg.t_max)

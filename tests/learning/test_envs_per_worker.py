@@ -286,6 +286,18 @@ def test_one_environment_plays_the_papers_loop(algo, network):
     assert episodes > 0
 
 
+def _seeded_actors(cfg, k):
+    """The algorithm (exploration seed 7), k environments from seed 11 and a model."""
+    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0),
+                                exploration_seed=7, environments=k)
+    actors = Actors(cfg, 11, algorithm, k)
+    torch.manual_seed(0)
+    model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
+                        algorithm.head)
+    actors.allocate(model, T_MAX)
+    return algorithm, actors, model
+
+
 @pytest.mark.parametrize("algo", ["nstep_q", "one_step_sarsa"])
 def test_with_epsilon_per_environment_each_environment_acts_at_its_own_draw(algo):
     """Final ε 0 or 1, one per environment: through the worker's acting loop (Sarsa's next
@@ -294,15 +306,9 @@ def test_with_epsilon_per_environment_each_environment_acts_at_its_own_draw(algo
     cfg = compose("env=classic/cartpole", f"algo={algo}", f"envs_per_worker={k}",
                   "algo.epsilon_per_environment=true", "algo.epsilon_finals=[0.0,1.0]",
                   "algo.epsilon_probabilities=[0.5,0.5]", "algo.epsilon_anneal_frames=0")
-    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0),
-                                exploration_seed=7, environments=k)
+    algorithm, actors, model = _seeded_actors(cfg, k)
     finals = algorithm.final_epsilons
     assert set(finals) == {0.0, 1.0}
-    actors = Actors(cfg, 11, algorithm, k)
-    torch.manual_seed(0)
-    model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
-                        algorithm.head)
-    actors.allocate(model, T_MAX)
     off_greedy = [0] * k
     for _ in range(6):
         segments = actors.play(model, 10**6)
@@ -320,13 +326,7 @@ def test_with_epsilon_redraw_the_acting_loop_draws_again_at_each_finished_episod
     k = 4
     cfg = compose("env=classic/cartpole", "algo=nstep_q", f"envs_per_worker={k}",
                   "algo.epsilon_redraw=true")
-    algorithm = build_algorithm(cfg.algo, torch.Generator().manual_seed(0),
-                                exploration_seed=7, environments=k)
-    actors = Actors(cfg, 11, algorithm, k)
-    torch.manual_seed(0)
-    model = build_model(cfg, actors.env.observation_space, actors.env.action_space,
-                        algorithm.head)
-    actors.allocate(model, T_MAX)
+    algorithm, actors, model = _seeded_actors(cfg, k)
     ended = [0] * k
     for _ in range(40):
         for i, segment in enumerate(actors.play(model, 0)):
