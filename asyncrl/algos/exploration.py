@@ -3,6 +3,8 @@
 Each worker draws its own final epsilon once, from {0.1, 0.01, 0.5} with probabilities
 {0.4, 0.3, 0.3}, and anneals from 1 to it linearly over the first 4 million frames of the
 global counter T. Different exploration per worker is what the paper credits for robustness.
+With ``algo.epsilon_redraw`` each environment draws again as each of its episodes begins
+(the paper's "periodically sampled"; ``ValueBased.episode_began``).
 """
 
 from __future__ import annotations

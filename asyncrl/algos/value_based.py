@@ -97,11 +97,14 @@ class ValueBased:
         # slot's final epsilon instead of drawing another (a resumed run is the same run)
         seed = (int(torch.randint(2**31 - 1, (), generator=generator))
                 if exploration_seed is None else exploration_seed)
-        # with epsilon_per_environment each of the worker's k environments draws, as each of
-        # the paper's threads does; the first keeps the worker's draw, so k = 1 is unchanged
+        # with epsilon_per_environment (or epsilon_redraw) each of the worker's k environments
+        # draws, as each of the paper's threads does; the first keeps the worker's draw, so
+        # k = 1 is unchanged
         self.redraw = bool(algo_cfg.epsilon_redraw)
         draws = environments if algo_cfg.epsilon_per_environment or self.redraw else 1
         self.exploration_seed = seed
+        self.epsilon_choices = (list(algo_cfg.epsilon_finals),
+                                list(algo_cfg.epsilon_probabilities))
         self.final_epsilons = [self._draw(i, 0) for i in range(draws)]
         self.episodes_begun = [0] * draws  # each environment's episodes after its first
         self.epsilon_now = 1.0
@@ -114,8 +117,7 @@ class ValueBased:
         key = (self.exploration_seed if environment == 0 and episode == 0
                else [self.exploration_seed, environment] if episode == 0
                else [self.exploration_seed, environment, episode])
-        return draw_final_epsilon(np.random.default_rng(key), list(self.cfg.epsilon_finals),
-                                  list(self.cfg.epsilon_probabilities))
+        return draw_final_epsilon(np.random.default_rng(key), *self.epsilon_choices)
 
     def episode_began(self, environment: int) -> None:
         """``environment`` begins its next episode: with ``epsilon_redraw`` it draws its final
