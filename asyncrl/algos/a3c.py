@@ -90,6 +90,8 @@ class A3C:
     # live_units: the share of the last conv's outputs that still differ across them
     metrics = ("loss", "policy_loss", "value_loss", "entropy", "value_spread", "policy_spread",
                "live_units")
+    # sums over an update's rows: a pass in several optimizer steps (minibatches) adds them
+    summed_metrics = ("loss", "policy_loss", "value_loss")
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
                  exploration_seed: int | None = None, environments: int = 1) -> None:
@@ -104,7 +106,7 @@ class A3C:
         self.gae_lambda = float(algo_cfg.gae_lambda)
 
     @staticmethod
-    def blindness_spreads(algo_cfg: Any, envs_per_worker: int) -> tuple[str, ...]:
+    def blindness_spreads(algo_cfg: Any, segments: int) -> tuple[str, ...]:
         """What the blindness watch reads: both spreads, since V alone can be the same on
         every state of a network that reads the screen, where the reward follows the action.
         Every update reads two states at least (a segment's and its bootstrap state)."""

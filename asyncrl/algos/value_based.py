@@ -87,6 +87,7 @@ class ValueBased:
     # q_spread: how much Q(s, .) differs across the update's states, 0 once the network no
     # longer reads its input (asyncrl/run/blindness.py)
     metrics = ("loss", "q_mean", "epsilon", "q_spread", "live_units")
+    summed_metrics = ("loss",)  # a sum over the update's rows (worker.merged_stats)
 
     def __init__(self, algo_cfg: Any, generator: torch.Generator,
                  exploration_seed: int | None = None, environments: int = 1) -> None:
@@ -133,12 +134,13 @@ class ValueBased:
         return int(algo_cfg.async_update)
 
     @classmethod
-    def blindness_spreads(cls, algo_cfg: Any, envs_per_worker: int) -> tuple[str, ...]:
-        """What the blindness watch reads: q_spread, where an update reads two states or
-        more (a spread over one state is 0 on any network), else nothing."""
+    def blindness_spreads(cls, algo_cfg: Any, segments: int) -> tuple[str, ...]:
+        """What the blindness watch reads: q_spread, where an optimizer step that learns
+        from ``segments`` new segments reads two states or more (a spread over one state is
+        0 on any network), else nothing."""
         rows = cls.steps_per_update(algo_cfg) + int(bool(algo_cfg.double_q))
-        segments = envs_per_worker * (1 + int(algo_cfg.replay_ratio))
-        return ("q_spread",) if rows * segments >= 2 else ()
+        read = segments * (1 + int(algo_cfg.replay_ratio))
+        return ("q_spread",) if rows * read >= 2 else ()
 
     @property
     def final_epsilon(self) -> float:

@@ -75,6 +75,8 @@ torso's orthogonal start and the background's subtraction; docs/options.md):
                                  [mean; A3C on Atari: background]
   algo.replay_capacity=N   one_step_q, nstep_q: each worker keeps its last N segments [0]
   algo.replay_ratio=K      ...and learns from K of them per new one (not checkpointed) [0]
+  minibatches=M            envs_per_worker k > 1: learn from the k segments in M
+                           optimizer steps, not one [1]
 
 Examples:
   asyncrl env=classic/cartpole workers=2    # 150_000 frames: learns in about a minute

@@ -72,6 +72,10 @@ def _check_run(cfg: Any) -> None:
     if not 1 <= cfg.envs_per_worker <= MAX_ENVS_PER_WORKER:
         raise UserError(f"envs_per_worker={cfg.envs_per_worker}: must lie in "
                         f"[1, {MAX_ENVS_PER_WORKER}] (1 is the paper's loop)")
+    if not 1 <= cfg.minibatches <= cfg.envs_per_worker:
+        raise UserError(f"minibatches={cfg.minibatches}: must lie in [1, envs_per_worker="
+                        f"{cfg.envs_per_worker}] (each optimizer step learns from one "
+                        "environment's segment or more)")
     if cfg.total_frames <= 0:
         raise UserError(f"total_frames={cfg.total_frames}: must be a positive number of frames")
     if cfg.lr_anneal_frames is not None and cfg.lr_anneal_frames <= 0:

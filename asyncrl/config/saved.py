@@ -62,7 +62,8 @@ KEYS_ADDED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
     # before these keys: one environment per worker, lr annealed over total_frames, the
     # sweepers' objective the training score, a stalled worker killed after 300 s
     ("", ()): {"envs_per_worker": 1, "lr_anneal_frames": None, "objective": "train_score",
-               "stall_seconds": 300.0, "init_from": None},
+               "stall_seconds": 300.0, "init_from": None,
+               "minibatches": 1},
     ("log", ()): {"wandb": False, "wandb_project": "asyncrl"},
     ("checkpoint", ()): {"keep": False},
     ("eval", ()): {"final_episodes": 0},  # no evaluation of the final weights

@@ -134,6 +134,7 @@ class TrainConfig:
     lr: float = MISSING  # conf/config.yaml: the algorithm's default_lr
     workers: int = MISSING
     envs_per_worker: int = MISSING
+    minibatches: int = MISSING
     total_frames: int = MISSING  # conf/config.yaml: the environment's default_total_frames
     lr_anneal_frames: int | None = MISSING
     seed: int = MISSING

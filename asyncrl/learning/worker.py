@@ -137,20 +137,66 @@ def learning_step(parts: WorkerParts, frames_now: int,
                   lap: Callable[[str], None] = _no_lap) -> tuple[list[Segment], dict[str, float]]:
     """One pass of the loop in the module docstring: sync, act, learn, step the shared model.
 
+    With ``minibatches`` above 1 the k segments are split into that many groups, each
+    learned from and stepped into the shared model in turn, theta' synced again before
+    each: nearer the optimizer steps per frame of the paper's threads, which step once a
+    segment each.
+
     ``lap(phase)`` is called as each phase ends (sync, act, loss+backward, clip, optimizer).
     Raises ``NonFiniteOutput`` or ``Diverged`` rather than write NaN into the shared model.
     """
-    cfg, shared = parts.cfg, parts.shared
-    with torch.no_grad():  # theta' <- theta
-        for local, remote in zip(parts.local_params, parts.shared_params, strict=True):
-            local.copy_(remote)
+    _sync(parts)
     lap("sync")
     segments = parts.actors.play(parts.model, frames_now)
     lap("act")
-    shared.frames[parts.worker_id] += parts.actors.frames_played(segments)
+    parts.shared.frames[parts.worker_id] += parts.actors.frames_played(segments)
     batches = parts.actors.batches(segments)
     if parts.replay is not None:
         batches = parts.replay.mix(batches)
+    groups = minibatch_count(len(batches), int(parts.cfg.minibatches))
+    steps = []
+    for group in range(groups):
+        if group:
+            _sync(parts)
+            lap("sync")
+        # every groups-th segment: new and replayed segments spread over the groups alike
+        steps.append(_learn(parts, batches[group::groups], frames_now, lap))
+    if parts.target_interval:  # once a pass, after its last step, whatever the groups
+        parts.shared.refresh_target(parts.target_interval)
+        lap("optimizer")
+    return segments, merged_stats(steps, parts.algorithm.summed_metrics)
+
+
+def merged_stats(steps: list[dict[str, float]], summed: tuple[str, ...]) -> dict[str, float]:
+    """One pass's stats from its optimizer steps': the sums (over rows) summed, the rest
+    averaged over the steps that report them (``live_units`` needs two states, which a
+    short group may not have)."""
+    if len(steps) == 1:
+        return steps[0]
+    merged = {}
+    for key in dict.fromkeys(key for step in steps for key in step):
+        values = [step[key] for step in steps if key in step]
+        merged[key] = sum(values) if key in summed else sum(values) / len(values)
+    return merged
+
+
+def minibatch_count(segments: int, minibatches: int) -> int:
+    """How many groups ``segments`` are learned from in: ``minibatches``, or one a segment
+    where there are fewer."""
+    return max(1, min(minibatches, segments))
+
+
+def _sync(parts: WorkerParts) -> None:
+    """theta' <- theta."""
+    with torch.no_grad():
+        for local, remote in zip(parts.local_params, parts.shared_params, strict=True):
+            local.copy_(remote)
+
+
+def _learn(parts: WorkerParts, batches: list[Any], frames_now: int,
+           lap: Callable[[str], None]) -> dict[str, float]:
+    """The gradient of ``batches``' loss at theta', clipped, stepped into the shared model."""
+    cfg, shared = parts.cfg, parts.shared
     loss, stats = parts.algorithm.loss_many(parts.model, shared.target, batches)
     # fresh gradient tensors: nothing to zero, nothing accumulated by accident
     grads = torch.autograd.grad(loss, parts.local_params)
@@ -163,10 +209,8 @@ def learning_step(parts: WorkerParts, frames_now: int,
                        f"{grad_norm}) at T={frames_now:,}")
     lr = annealed_lr(cfg.lr, frames_now, cfg.lr_anneal_frames or cfg.total_frames)
     shared.optimizer.step(grads, lr, parts.worker_id)
-    if parts.target_interval:
-        shared.refresh_target(parts.target_interval)
     lap("optimizer")
-    return segments, {**stats, "grad_norm": grad_norm, "lr": lr}
+    return {**stats, "grad_norm": grad_norm, "lr": lr}
 
 
 def build_worker_parts(spec: WorkerSpec, cfg: Any, shared: SharedState) -> WorkerParts:
@@ -217,7 +261,9 @@ class Worker:
         self.closed = False
         members = len(self.parts.actors.members)
         if members > 1:
-            log.info("%d environments per worker, acting as one batch", members)
+            groups = minibatch_count(members, int(cfg.minibatches))
+            log.info("%d environments per worker, acting as one batch%s", members,
+                     f", learning in {groups} optimizer steps" if groups > 1 else "")
         log.info("%s: %s", cfg.algo.name, self.parts.algorithm.describe())
         replay = self.parts.replay
         if replay is not None:

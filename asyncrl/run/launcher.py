@@ -158,9 +158,11 @@ class Launcher:
         elif start_from is not None:
             self._start_from(start_from)
         self.recorder: Recorder | None = None
+        # what one optimizer step reads: a minibatch's segments (the smallest, at least)
+        segments = cfg.envs_per_worker // cfg.minibatches
         self.blindness = blindness_watch(
             self.shared.model, cfg.total_frames,
-            algorithm_class(cfg.algo.name).blindness_spreads(cfg.algo, cfg.envs_per_worker),
+            algorithm_class(cfg.algo.name).blindness_spreads(cfg.algo, segments),
             probe_hint=cfg.algo.name == "a3c")  # what asyncrl-probe --analyse reads
         self.duties = Duties.of(cfg, self.shared.total_frames())
         self._speed = 0.0

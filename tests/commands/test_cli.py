@@ -90,6 +90,7 @@ def test_a_multirun_checks_every_value_before_any_run(workdir, args, fragment):
     (["algo.entropy_bta=0.1"], "Key 'entropy_bta' not in 'A3CConfig'"),
     (["workers=0"], "workers=0"),
     (["envs_per_worker=257"], "envs_per_worker=257: must lie in [1, 256]"),
+    (["envs_per_worker=2", "minibatches=3"], "minibatches=3: must lie in [1, envs_per_worker=2]"),
     (["total_frames=-1"], "total_frames=-1"),
     (["workers=two"], "could not be converted to Integer"),
     (["resume=does/not/exist"], "no such run directory"),

@@ -33,6 +33,8 @@ class OneSegment:
 class Recording:
     """An algorithm whose loss is a parameter's square and that notes what it was given."""
 
+    summed_metrics = ("loss",)
+
     def __init__(self) -> None:
         self.seen: list[list[float]] = []
 
@@ -47,7 +49,8 @@ def _parts(replay):
     shared = SimpleNamespace(model=torch.nn.Linear(1, 1), frames=[0], target=None,
                              optimizer=SimpleNamespace(step=lambda grads, lr, worker: None))
     cfg = SimpleNamespace(algo=SimpleNamespace(max_grad_norm=40.0, target_update_frames=0),
-                          lr=1e-3, lr_anneal_frames=None, total_frames=100)
+                          lr=1e-3, lr_anneal_frames=None, total_frames=100,
+                          minibatches=1)
     return WorkerParts(cfg, 0, Recording(), OneSegment(), model, shared, replay)
 
 
