@@ -131,6 +131,7 @@ class WorkerParts:
         self.local_params = list(self.model.parameters())
         self.shared_params = list(self.shared.model.parameters())
         self.target_interval = self.cfg.algo.target_update_frames  # 0: no target network
+        self.minibatches = int(self.cfg.minibatches)  # read once, not from the config per pass
 
 
 def learning_step(parts: WorkerParts, frames_now: int,
@@ -153,7 +154,7 @@ def learning_step(parts: WorkerParts, frames_now: int,
     batches = parts.actors.batches(segments)
     if parts.replay is not None:
         batches = parts.replay.mix(batches)
-    groups = minibatch_count(len(batches), int(parts.cfg.minibatches))
+    groups = minibatch_count(len(batches), parts.minibatches)
     steps = []
     for group in range(groups):
         if group:
